@@ -1,0 +1,76 @@
+#include "core/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace xtk {
+
+Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+
+void Table::add_row(std::vector<Cell> row) {
+  if (row.size() != columns_.size()) {
+    throw std::logic_error(fmt::format("table row has {} cells for {} columns", row.size(), columns_.size()));
+  }
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::text(const Cell& cell, const Column& column) const {
+  return std::visit(
+      [&](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else if constexpr (std::is_same_v<T, double>) {
+          return fmt::format("{:.{}f}", v, column.precision);
+        } else {
+          return fmt::format("{}", v);
+        }
+      },
+      cell);
+}
+
+void Table::print(std::ostream& out) const {
+  std::vector<std::size_t> width(columns_.size());
+  for (std::size_t c = 0; c < columns_.size(); ++c) width[c] = columns_[c].name.size();
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& row : rows_) {
+    auto& line = cells.emplace_back();
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      line.push_back(text(row[c], columns_[c]));
+      width[c] = std::max(width[c], line.back().size());
+    }
+  }
+  out << '#';
+  for (std::size_t c = 0; c < columns_.size(); ++c) out << fmt::format(" {:>{}}", columns_[c].name, width[c]);
+  out << '\n';
+  for (const auto& line : cells) {
+    out << ' ';
+    for (std::size_t c = 0; c < columns_.size(); ++c) out << fmt::format(" {:>{}}", line[c], width[c]);
+    out << '\n';
+  }
+}
+
+void Table::write_csv(std::ostream& out) const {
+  for (std::size_t c = 0; c < columns_.size(); ++c) out << (c ? "," : "") << columns_[c].name;
+  out << '\n';
+  for (const auto& row : rows_) {
+    for (std::size_t c = 0; c < columns_.size(); ++c) out << (c ? "," : "") << text(row[c], columns_[c]);
+    out << '\n';
+  }
+}
+
+nlohmann::json Table::to_json() const {
+  auto rows = nlohmann::json::array();
+  for (const auto& row : rows_) {
+    nlohmann::json object;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      std::visit([&](const auto& v) { object[columns_[c].name] = v; }, row[c]);
+    }
+    rows.push_back(std::move(object));
+  }
+  return rows;
+}
+
+}  // namespace xtk

@@ -1,0 +1,38 @@
+// One way to report: a human table on stdout and the same rows as CSV or JSON.
+// Column names carry their units (_us, _bytes, _gbps) so files explain themselves.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace xtk {
+
+using Cell = std::variant<std::string, std::int64_t, std::uint64_t, double>;
+
+struct Column {
+  std::string name;
+  int precision = 3;  // digits after the point for doubles
+};
+
+class Table {
+ public:
+  explicit Table(std::vector<Column> columns);
+  void add_row(std::vector<Cell> row);  // throws std::logic_error on a width mismatch
+  std::size_t rows() const { return rows_.size(); }
+
+  void print(std::ostream& out) const;      // aligned, '#'-prefixed header line
+  void write_csv(std::ostream& out) const;  // header line then rows
+  nlohmann::json to_json() const;           // array of objects keyed by column name
+
+ private:
+  std::string text(const Cell& cell, const Column& column) const;
+  std::vector<Column> columns_;
+  std::vector<std::vector<Cell>> rows_;
+};
+
+}  // namespace xtk

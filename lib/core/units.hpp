@@ -1,0 +1,35 @@
+// Parsing and printing of quantities with units, the way users type them.
+//
+// Rates are bits per second with SI prefixes (25G, 800M, 1.5Gbps, 10gbit).
+// Sizes are bytes: SI (4KB = 4000) or IEC (4KiB = 4096). Durations accept
+// ns, us, ms, s, m (a bare number is seconds). Every parser throws UsageError
+// naming the text it could not read, so callers add the flag name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace xtk {
+
+double parse_rate_bps(std::string_view text);
+std::uint64_t parse_bytes(std::string_view text);
+std::int64_t parse_duration_ns(std::string_view text);
+
+// Strict decimal parsing of a whole token; nullopt-free: throws UsageError.
+double parse_number(std::string_view text);
+
+// A load given as an absolute rate ("8G") or as a share of a link ("0.8", "80%").
+struct Load {
+  double rate_bps = 0;  // set when absolute
+  double fraction = 0;  // set when relative to the link
+  bool is_fraction = false;
+  double resolve_bps(double link_bps) const;
+};
+Load parse_load(std::string_view text);
+
+std::string format_rate(double bps);             // "25.00 Gbit/s"
+std::string format_bytes(double bytes);          // "1.63 MiB" (IEC)
+std::string format_duration(std::int64_t ns);    // "1.500 ms"
+
+}  // namespace xtk

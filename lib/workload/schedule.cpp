@@ -1,0 +1,260 @@
+#include "workload/schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "core/error.hpp"
+
+namespace xtk {
+namespace {
+
+constexpr std::string_view kMagic = "# xtk-schedule";
+constexpr std::size_t kBufferBytes = 1 << 20;
+
+bool valid_token(std::string_view token) {
+  if (token.empty()) return false;
+  for (char c : token) {
+    if (c == ',' || c == '\n' || c == '\r' || c == '#' || c == ' ' || c == '\t') return false;
+  }
+  return true;
+}
+
+template <typename T>
+bool parse_int(std::string_view text, T& value) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && ptr == text.data() + text.size() && !text.empty();
+}
+
+}  // namespace
+
+void ScheduleHeader::set(std::string key, std::string value) {
+  for (auto& [k, v] : params) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  params.emplace_back(std::move(key), std::move(value));
+}
+
+std::optional<std::string> ScheduleHeader::get(std::string_view key) const {
+  for (const auto& [k, v] : params) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
+ScheduleWriter::ScheduleWriter(const std::string& path, const ScheduleHeader& header)
+    : path_(path == "-" ? "<stdout>" : path), has_dscp_(header.has_dscp), has_rate_(header.has_rate), buffer_(kBufferBytes) {
+  if (path == "-") {
+    file_ = stdout;
+  } else {
+    file_ = std::fopen(path.c_str(), "wb");
+    if (file_ == nullptr) throw Error(fmt::format("{}: cannot create schedule: {}", path, std::strerror(errno)));
+    owns_file_ = true;
+  }
+  std::string head = fmt::format("{}\n# format_version={}\n", kMagic, kScheduleFormatVersion);
+  for (const auto& [key, value] : header.params) head += fmt::format("# {}={}\n", key, value);
+  head += "flow_id,start_ns,src,dst,size_bytes";
+  if (has_dscp_) head += ",dscp";
+  if (has_rate_) head += ",rate_bps";
+  head += '\n';
+  put(head);
+}
+
+ScheduleWriter::~ScheduleWriter() {
+  if (file_ != nullptr) {
+    try {
+      close();
+    } catch (const Error&) {
+      // A destructor cannot report; callers that care call close() themselves.
+    }
+  }
+}
+
+void ScheduleWriter::put(std::string_view text) {
+  if (used_ + text.size() > buffer_.size()) flush();
+  if (text.size() > buffer_.size()) buffer_.resize(text.size());
+  std::memcpy(buffer_.data() + used_, text.data(), text.size());
+  used_ += text.size();
+}
+
+void ScheduleWriter::write(const Flow& flow) {
+  // Longest line: 5 integers of 20 digits, two host names, separators.
+  const std::size_t need = 8 * 21 + flow.src.size() + flow.dst.size();
+  if (used_ + need > buffer_.size()) flush();
+  char* p = buffer_.data() + used_;
+  char* end = buffer_.data() + buffer_.size();
+  auto number = [&](auto value) { p = std::to_chars(p, end, value).ptr; };
+  auto text = [&](std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  };
+  number(flow.id);
+  *p++ = ',';
+  number(flow.start_ns);
+  *p++ = ',';
+  text(flow.src);
+  *p++ = ',';
+  text(flow.dst);
+  *p++ = ',';
+  number(flow.size_bytes);
+  if (has_dscp_) {
+    *p++ = ',';
+    number(flow.dscp);
+  }
+  if (has_rate_) {
+    *p++ = ',';
+    number(flow.rate_bps);
+  }
+  *p++ = '\n';
+  used_ = static_cast<std::size_t>(p - buffer_.data());
+  ++flows_;
+}
+
+void ScheduleWriter::flush() {
+  if (used_ > 0 && std::fwrite(buffer_.data(), 1, used_, file_) != used_) {
+    throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+  }
+  used_ = 0;
+}
+
+void ScheduleWriter::close() {
+  if (file_ == nullptr) return;
+  std::FILE* file = file_;
+  flush();
+  file_ = nullptr;
+  const bool failed = std::fflush(file) != 0 || std::ferror(file) != 0;
+  const int saved = errno;
+  if (owns_file_ && std::fclose(file) != 0 && !failed) {
+    throw Error(fmt::format("{}: close failed: {}", path_, std::strerror(errno)));
+  }
+  if (failed) throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(saved)));
+}
+
+ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {
+  bool magic = false;
+  while (std::getline(in_, text_)) {
+    ++line_;
+    if (!text_.empty() && text_.back() == '\r') text_.pop_back();
+    std::string_view line(text_);
+    if (line_ == 1) {
+      if (line != kMagic) fail(fmt::format("not an xtk schedule: the first line must be '{}'", kMagic));
+      magic = true;
+      continue;
+    }
+    if (line.empty()) continue;
+    if (line.front() == '#') {
+      line.remove_prefix(1);
+      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      const auto eq = line.find('=');
+      if (eq == std::string_view::npos || eq == 0) continue;  // free-form comment
+      std::string key(line.substr(0, eq));
+      std::string value(line.substr(eq + 1));
+      if (key == "format_version") {
+        int version = 0;
+        if (!parse_int(value, version)) fail(fmt::format("format_version '{}' is not a number", value));
+        if (version != kScheduleFormatVersion) {
+          fail(fmt::format("format_version {} is not supported (this xtk reads version {})", version,
+                           kScheduleFormatVersion));
+        }
+        continue;
+      }
+      header_.set(std::move(key), std::move(value));
+      continue;
+    }
+    // The column line ends the header.
+    static constexpr std::string_view kRequired = "flow_id,start_ns,src,dst,size_bytes";
+    if (line.substr(0, kRequired.size()) != kRequired) {
+      fail(fmt::format("expected the column line '{}[,dscp][,rate_bps]'", kRequired));
+    }
+    std::string_view rest = line.substr(kRequired.size());
+    while (!rest.empty()) {
+      if (rest.front() != ',') fail("malformed column line");
+      rest.remove_prefix(1);
+      const auto comma = rest.find(',');
+      const std::string_view name = rest.substr(0, comma);
+      if (name == "dscp" && dscp_column_ < 0) {
+        dscp_column_ = static_cast<int>(columns_++);
+        header_.has_dscp = true;
+      } else if (name == "rate_bps" && rate_column_ < 0) {
+        rate_column_ = static_cast<int>(columns_++);
+        header_.has_rate = true;
+      } else {
+        fail(fmt::format("unknown or repeated column '{}' (optional columns: dscp, rate_bps)", name));
+      }
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma);
+    }
+    return;
+  }
+  if (!magic) fail("empty file: not an xtk schedule");
+  fail("no column line: the header must end with 'flow_id,start_ns,src,dst,size_bytes'");
+}
+
+std::unique_ptr<ScheduleReader> ScheduleReader::open(const std::string& path) {
+  if (path == "-") return std::make_unique<ScheduleReader>(std::cin, "<stdin>");
+  auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!*file) throw Error(fmt::format("{}: cannot open schedule: {}", path, std::strerror(errno)));
+  auto reader = std::make_unique<ScheduleReader>(*file, path);
+  reader->owned_ = std::move(file);
+  return reader;
+}
+
+void ScheduleReader::fail(std::string_view what) const { throw InputError(source_, line_, what); }
+
+bool ScheduleReader::next(Flow& flow) {
+  while (std::getline(in_, text_)) {
+    ++line_;
+    if (!text_.empty() && text_.back() == '\r') text_.pop_back();
+    if (text_.empty() || text_.front() == '#') continue;
+    std::string_view fields[7];
+    std::size_t count = 0;
+    std::string_view line(text_);
+    while (true) {
+      const auto comma = line.find(',');
+      if (count == columns_) fail(fmt::format("more than {} fields", columns_));
+      fields[count++] = line.substr(0, comma);
+      if (comma == std::string_view::npos) break;
+      line.remove_prefix(comma + 1);
+    }
+    if (count != columns_) fail(fmt::format("{} fields, expected {}", count, columns_));
+    if (!parse_int(fields[0], flow.id)) fail(fmt::format("flow_id '{}' is not a non-negative integer", fields[0]));
+    if (!parse_int(fields[1], flow.start_ns) || flow.start_ns < 0) {
+      fail(fmt::format("start_ns '{}' is not a non-negative integer", fields[1]));
+    }
+    if (flow.start_ns < last_start_) {
+      fail(fmt::format("start_ns {} is before the previous flow's {}: schedules are sorted by start", flow.start_ns,
+                       last_start_));
+    }
+    last_start_ = flow.start_ns;
+    if (!valid_token(fields[2])) fail(fmt::format("src '{}' is empty or has spaces", fields[2]));
+    if (!valid_token(fields[3])) fail(fmt::format("dst '{}' is empty or has spaces", fields[3]));
+    flow.src = fields[2];
+    flow.dst = fields[3];
+    if (!parse_int(fields[4], flow.size_bytes) || flow.size_bytes == 0) {
+      fail(fmt::format("size_bytes '{}' is not a positive integer", fields[4]));
+    }
+    flow.dscp = 0;
+    flow.rate_bps = 0;
+    if (dscp_column_ >= 0) {
+      const auto& f = fields[dscp_column_];
+      if (!parse_int(f, flow.dscp) || flow.dscp < 0 || flow.dscp > 63) {
+        fail(fmt::format("dscp '{}' is not an integer in 0-63", f));
+      }
+    }
+    if (rate_column_ >= 0) {
+      const auto& f = fields[rate_column_];
+      if (!parse_int(f, flow.rate_bps)) fail(fmt::format("rate_bps '{}' is not a non-negative integer", f));
+    }
+    return true;
+  }
+  if (in_.bad()) fail("read error");
+  return false;
+}
+
+}  // namespace xtk

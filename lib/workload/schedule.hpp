@@ -1,0 +1,98 @@
+// Schedule files: the flows a client replays (format in docs/formats.md).
+//
+//   # xtk-schedule
+//   # format_version=1
+//   # key=value ...                  (generator parameters)
+//   flow_id,start_ns,src,dst,size_bytes[,dscp][,rate_bps]
+//   0,10233,h0,h1,23311
+//
+// Both sides stream: the writer formats into a buffer, the reader holds one
+// line, so schedules of hundreds of millions of flows need constant memory.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <istream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xtk {
+
+inline constexpr int kScheduleFormatVersion = 1;
+
+struct Flow {
+  std::uint64_t id = 0;
+  std::int64_t start_ns = 0;  // from the schedule's time zero
+  std::string_view src;
+  std::string_view dst;
+  std::uint64_t size_bytes = 0;
+  int dscp = 0;               // 0-63
+  std::uint64_t rate_bps = 0;  // per-flow pacing cap, 0 = none
+};
+
+struct ScheduleHeader {
+  // Generator parameters in the order written (format_version excluded).
+  std::vector<std::pair<std::string, std::string>> params;
+  bool has_dscp = false;
+  bool has_rate = false;
+
+  void set(std::string key, std::string value);
+  std::optional<std::string> get(std::string_view key) const;
+};
+
+class ScheduleWriter {
+ public:
+  // Writes to `path`, or to stdout when path is "-".
+  ScheduleWriter(const std::string& path, const ScheduleHeader& header);
+  ~ScheduleWriter();
+  ScheduleWriter(const ScheduleWriter&) = delete;
+  ScheduleWriter& operator=(const ScheduleWriter&) = delete;
+
+  void write(const Flow& flow);
+  void close();  // flushes; throws on an I/O error (a full disk must not pass silently)
+  std::uint64_t flows_written() const { return flows_; }
+
+ private:
+  void flush();
+  void put(std::string_view text);
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  bool owns_file_ = false;
+  bool has_dscp_, has_rate_;
+  std::vector<char> buffer_;
+  std::size_t used_ = 0;
+  std::uint64_t flows_ = 0;
+};
+
+class ScheduleReader {
+ public:
+  // Reads the header; throws InputError naming `source` and the line.
+  ScheduleReader(std::istream& in, std::string source);
+  static std::unique_ptr<ScheduleReader> open(const std::string& path);  // "-" = stdin
+
+  const ScheduleHeader& header() const { return header_; }
+  // Next flow, or false at the end. Validates each line (numbers, sorted
+  // starts, dscp range); the returned views live until the next call.
+  bool next(Flow& flow);
+  std::uint64_t line() const { return line_; }
+
+ private:
+  [[noreturn]] void fail(std::string_view what) const;
+
+  std::unique_ptr<std::istream> owned_;
+  std::istream& in_;
+  std::string source_;
+  ScheduleHeader header_;
+  std::string text_;
+  std::uint64_t line_ = 0;
+  std::int64_t last_start_ = INT64_MIN;
+  int dscp_column_ = -1, rate_column_ = -1;
+  std::size_t columns_ = 5;
+};
+
+}  // namespace xtk
