@@ -3,8 +3,8 @@
 // (0 ok, 1 runtime error, 2 usage error) and printed as "tool: error: ...".
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>

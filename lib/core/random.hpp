@@ -1,9 +1,10 @@
 // Deterministic random streams.
 //
-// Schedules must be byte-identical for the same seed on every machine, so
-// nothing here uses the standard distributions (their algorithms differ between
-// standard libraries): only the engine's raw output, whose sequence the C++
-// standard fixes, and transforms written out here.
+// Schedules must be byte-identical for the same seed, so nothing here uses the
+// standard distributions (their algorithms differ between standard libraries):
+// only the engine's raw output, whose sequence the C++ standard fixes, and
+// transforms written out here. The transforms call log() and pow(), so the
+// guarantee is for one C library (glibc here), not across all of them.
 #pragma once
 
 #include <cmath>

@@ -24,13 +24,12 @@ std::string lower(std::string_view s) {
 // Splits "12.5Gbps" into 12.5 and "gbps".
 std::pair<double, std::string> split_number(std::string_view text, std::string_view what) {
   std::size_t i = 0;
-  while (i < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == 'e' ||
-          text[i] == 'E' || text[i] == '+' || text[i] == '-')) {
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == 'e' ||
+                             text[i] == 'E' || text[i] == '+' || text[i] == '-')) {
     // An 'e' not followed by a digit or sign starts a unit, not an exponent.
     if ((text[i] == 'e' || text[i] == 'E') &&
-        (i + 1 >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[i + 1])) ||
-                                   text[i + 1] == '+' || text[i + 1] == '-'))) {
+        (i + 1 >= text.size() ||
+         !(std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '+' || text[i + 1] == '-'))) {
       break;
     }
     ++i;
@@ -66,23 +65,22 @@ double parse_rate_bps(std::string_view text) {
       }
     }
   }
-  throw UsageError(
-      fmt::format("'{}' is not a rate: use bits/s with an SI prefix, e.g. 800M, 25G, 1.5Gbps", text));
+  throw UsageError(fmt::format("'{}' is not a rate: use bits/s with an SI prefix, e.g. 800M, 25G, 1.5Gbps", text));
 }
 
 std::uint64_t parse_bytes(std::string_view text) {
   auto [value, unit] = split_number(text, "size");
   static const std::array<std::pair<const char*, double>, 11> units{{{"", 1},
-                                                                      {"b", 1},
-                                                                      {"kb", 1e3},
-                                                                      {"mb", 1e6},
-                                                                      {"gb", 1e9},
-                                                                      {"tb", 1e12},
-                                                                      {"kib", 1024.0},
-                                                                      {"mib", 1048576.0},
-                                                                      {"gib", 1073741824.0},
-                                                                      {"tib", 1099511627776.0},
-                                                                      {"k", 1e3}}};
+                                                                     {"b", 1},
+                                                                     {"kb", 1e3},
+                                                                     {"mb", 1e6},
+                                                                     {"gb", 1e9},
+                                                                     {"tb", 1e12},
+                                                                     {"kib", 1024.0},
+                                                                     {"mib", 1048576.0},
+                                                                     {"gib", 1073741824.0},
+                                                                     {"tib", 1099511627776.0},
+                                                                     {"k", 1e3}}};
   for (const auto& [name, scale] : units) {
     if (unit == name) {
       double bytes = value * scale;
@@ -107,9 +105,7 @@ std::int64_t parse_duration_ns(std::string_view text) {
   throw UsageError(fmt::format("'{}' is not a duration: use e.g. 500us, 1ms, 60s", text));
 }
 
-double Load::resolve_bps(double link_bps) const {
-  return is_fraction ? fraction * link_bps : rate_bps;
-}
+double Load::resolve_bps(double link_bps) const { return is_fraction ? fraction * link_bps : rate_bps; }
 
 Load parse_load(std::string_view text) {
   Load load;
@@ -121,8 +117,7 @@ Load parse_load(std::string_view text) {
     if (unit.empty()) {
       if (value > 1.0) {
         throw UsageError(fmt::format(
-            "load '{}' is ambiguous: give a share of the link (0.8 or 80%) or a rate with a unit (8G)",
-            text));
+            "load '{}' is ambiguous: give a share of the link (0.8 or 80%) or a rate with a unit (8G)", text));
       }
       load.is_fraction = true;
       load.fraction = value;

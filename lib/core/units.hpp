@@ -28,8 +28,8 @@ struct Load {
 };
 Load parse_load(std::string_view text);
 
-std::string format_rate(double bps);             // "25.00 Gbit/s"
-std::string format_bytes(double bytes);          // "1.63 MiB" (IEC)
-std::string format_duration(std::int64_t ns);    // "1.500 ms"
+std::string format_rate(double bps);           // "25.00 Gbit/s"
+std::string format_bytes(double bytes);        // "1.63 MiB" (IEC)
+std::string format_duration(std::int64_t ns);  // "1.500 ms"
 
 }  // namespace xtk

@@ -22,6 +22,9 @@
 namespace xtk {
 namespace {
 
+// Sizes must stay exact in a double and far from uint64 overflow: 2^53 B (8 PiB).
+constexpr double kMaxFlowBytes = 9007199254740992.0;
+
 std::vector<std::string_view> split_fields(std::string_view line) {
   std::vector<std::string_view> fields;
   std::size_t i = 0;
@@ -66,6 +69,9 @@ FlowSizeCdf FlowSizeCdf::parse(std::istream& in, std::string_view source, std::s
     }
     const double size = field_value(fields.front(), "size", source, line_no);
     const double probability = field_value(fields.back(), "probability", source, line_no);
+    if (size > kMaxFlowBytes) {
+      throw InputError(source, line_no, fmt::format("size {} is above the largest flow size xtk takes, 2^53 B", size));
+    }
     if (!raw.empty()) {
       if (size < raw.back().size) {
         throw InputError(source, line_no,
@@ -97,9 +103,6 @@ FlowSizeCdf FlowSizeCdf::parse(std::istream& in, std::string_view source, std::s
   points.reserve(raw.size() + 1);
   if (raw.front().probability > 0) points.push_back({0.0, 0.0});
   for (const auto& r : raw) {
-    if (unit == 1.0 && r.probability > 1.0 + 1e-6) {
-      throw InputError(source, r.line, fmt::format("probability {} is above 1", r.probability));
-    }
     points.push_back({r.size, std::min(1.0, r.probability / unit)});
   }
   points.back().probability = 1.0;
@@ -116,8 +119,8 @@ FlowSizeCdf FlowSizeCdf::load_file(const std::string& path) {
 FlowSizeCdf::FlowSizeCdf(std::string name, std::vector<CdfPoint> points)
     : name_(std::move(name)), points_(std::move(points)) {
   for (std::size_t i = 1; i < points_.size(); ++i) {
-    mean_ += (points_[i].probability - points_[i - 1].probability) *
-             (points_[i].size_bytes + points_[i - 1].size_bytes) / 2;
+    mean_ +=
+        (points_[i].probability - points_[i - 1].probability) * (points_[i].size_bytes + points_[i - 1].size_bytes) / 2;
   }
   guide_.resize(kGuide + 1);
   std::size_t bin = 1;
@@ -139,7 +142,8 @@ double FlowSizeCdf::min_bytes() const {
 std::size_t FlowSizeCdf::bin_for(double u) const {
   auto k = static_cast<std::size_t>(u * kGuide);
   std::size_t bin = guide_[std::min(k, kGuide)];
-  while (bin + 1 < points_.size() && (points_[bin].probability < u || points_[bin].probability <= points_[bin - 1].probability)) {
+  while (bin + 1 < points_.size() &&
+         (points_[bin].probability < u || points_[bin].probability <= points_[bin - 1].probability)) {
     ++bin;
   }
   return bin;
@@ -159,8 +163,8 @@ double FlowSizeCdf::quantile(double u) const {
 double FlowSizeCdf::cdf_at(double x) const {
   if (x < points_.front().size_bytes) return 0.0;
   if (x >= points_.back().size_bytes) return 1.0;
-  auto it = std::upper_bound(points_.begin(), points_.end(), x,
-                             [](double v, const CdfPoint& p) { return v < p.size_bytes; });
+  auto it =
+      std::upper_bound(points_.begin(), points_.end(), x, [](double v, const CdfPoint& p) { return v < p.size_bytes; });
   const CdfPoint& hi = *it;
   const CdfPoint& lo = *(it - 1);
   if (hi.size_bytes <= lo.size_bytes) return hi.probability;

@@ -95,13 +95,25 @@ ScheduleGenerator::ScheduleGenerator(const GenConfig& config) : config_(config) 
   if (!(config.load_bps >= 0) || !std::isfinite(config.load_bps)) throw UsageError("--load must be a rate >= 0");
   if (config.profile != Profile::long_lived && !config.cdf) throw UsageError("--cdf is required");
   if (config.profile == Profile::burst) config.burst.validate();
-  if (config.profile == Profile::long_lived && config.rate) {
-    throw UsageError("--flow-rate does not apply to long-lived flows: their cap is --load / --flows");
+  if (config.profile == Profile::long_lived) {
+    if (config.rate) throw UsageError("--flow-rate does not apply to long-lived flows: their cap is --load / --flows");
+    if (config.long_lived_flows == 0) throw UsageError("--flows must be at least 1");
+    if (config.stagger_ns > 0 &&
+        static_cast<double>(config.long_lived_flows - 1) * static_cast<double>(config.stagger_ns) >=
+            static_cast<double>(config.duration_ns)) {
+      throw UsageError(fmt::format("--stagger: the last of {} flows would start after the {} ns duration",
+                                   config.long_lived_flows, config.duration_ns));
+    }
   }
   auto plan = plan_destinations(config.pattern, config.sources, config.destinations, config.seed);
   for (std::size_t i = 0; i < config.sources.size(); ++i) {
-    auto source = std::make_unique<Source>(Source{nullptr, std::move(plan[i]), stream(config, i, kDestinations),
-                                                  stream(config, i, kDscp), stream(config, i, kRate), {}, 0});
+    auto source = std::make_unique<Source>(Source{nullptr,
+                                                  std::move(plan[i]),
+                                                  stream(config, i, kDestinations),
+                                                  stream(config, i, kDscp),
+                                                  stream(config, i, kRate),
+                                                  {},
+                                                  0});
     switch (config.profile) {
       case Profile::consistent:
         source->process = make_consistent(*config.cdf, config.load_bps, config.duration_ns,
@@ -112,8 +124,8 @@ ScheduleGenerator::ScheduleGenerator(const GenConfig& config) : config_(config) 
                                      stream(config, i, kArrivals), stream(config, i, kSizes));
         break;
       case Profile::long_lived:
-        source->process = make_long_lived(config.long_lived_flows, config.load_bps, config.duration_ns,
-                                          config.stagger_ns);
+        source->process =
+            make_long_lived(config.long_lived_flows, config.load_bps, config.duration_ns, config.stagger_ns);
         break;
     }
     sources_.push_back(std::move(source));
@@ -160,7 +172,7 @@ GenResult write_schedule(const GenConfig& config, const std::string& path) {
   const ScheduleHeader header = make_header(config);
   ScheduleGenerator generator(config);
   Flow flow;
-  const bool split = config.sources.size() > 1 && path.find("{src}") != std::string::npos;
+  const bool split = path.find("{src}") != std::string::npos;
   if (!split) {
     ScheduleWriter writer(path, header);
     while (generator.next(flow)) {

@@ -62,8 +62,8 @@ struct GenResult {
   std::vector<std::string> files;
 };
 
-// Writes the schedule to `path` ("-" = stdout). With several sources and a
-// path containing "{src}", writes one file per source instead.
+// Writes the schedule to `path` ("-" = stdout). A path containing "{src}"
+// writes one file per source instead, "{src}" replaced by the source's name.
 GenResult write_schedule(const GenConfig& config, const std::string& path);
 
 }  // namespace xtk

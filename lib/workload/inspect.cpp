@@ -13,11 +13,12 @@ namespace xtk {
 namespace {
 
 std::optional<std::int64_t> header_int(const ScheduleHeader& header, std::string_view key) {
-  auto value = header.get(key);
+  const auto value = header.get(key);
   if (!value) return std::nullopt;
+  const std::string_view text = *value;
   std::int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), v);
-  if (ec != std::errc() || ptr != value->data() + value->size()) return std::nullopt;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
   return v;
 }
 
@@ -118,8 +119,10 @@ InspectReport inspect_schedule(ScheduleReader& reader, const InspectOptions& opt
   const double seconds = static_cast<double>(r.duration_ns) / 1e9;
   r.offered_bps = static_cast<double>(r.bytes) * 8 / seconds;
   if (auto per_src = header_int(r.header, "load_bps_per_src")) {
+    // A per-source file ({src} output) holds one source's flows.
     const auto sources = r.header.get("src").value_or("");
-    const auto count = sources.empty() ? 1 : std::count(sources.begin(), sources.end(), ',') + 1;
+    const auto count =
+        sources.empty() || r.header.get("file_src") ? 1 : std::count(sources.begin(), sources.end(), ',') + 1;
     r.target_bps = static_cast<double>(*per_src) * static_cast<double>(count);
   }
   if (r.flows) {
@@ -165,8 +168,8 @@ void print_report(const InspectReport& r, std::ostream& out) {
   line("first/last start", fmt::format("{} / {}", format_duration(r.first_start_ns), format_duration(r.last_start_ns)));
   if (r.target_bps > 0) {
     line("target load", format_rate(r.target_bps));
-    line("offered load", fmt::format("{} ({:+.2f}% vs target)", format_rate(r.offered_bps),
-                                     (r.offered_bps / r.target_bps - 1) * 100));
+    line("offered load",
+         fmt::format("{} ({:+.2f}% vs target)", format_rate(r.offered_bps), (r.offered_bps / r.target_bps - 1) * 100));
   } else {
     line("offered load", format_rate(r.offered_bps));
   }
@@ -182,8 +185,14 @@ void print_report(const InspectReport& r, std::ostream& out) {
     line("min flows per burst", fmt::format("{}", b.min_flows_per_burst));
   }
   out << "\n";
-  Table windows({{"window_us", 0}, {"windows", 0}, {"mean_gbps", 4}, {"p50_gbps", 4}, {"p99_gbps", 4},
-                 {"max_gbps", 4}, {"cv", 3}, {"empty_pct", 1}});
+  Table windows({{"window_us", 0},
+                 {"windows", 0},
+                 {"mean_gbps", 4},
+                 {"p50_gbps", 4},
+                 {"p99_gbps", 4},
+                 {"max_gbps", 4},
+                 {"cv", 3},
+                 {"empty_pct", 1}});
   for (const auto& w : r.windows) {
     windows.add_row({static_cast<double>(w.window_ns) / 1e3, w.windows, w.mean_bps / 1e9, w.p50_bps / 1e9,
                      w.p99_bps / 1e9, w.max_bps / 1e9, w.cv, w.empty_share * 100});
@@ -213,8 +222,8 @@ void print_report(const InspectReport& r, std::ostream& out) {
                        100.0 * static_cast<double>(flows) / static_cast<double>(r.flows)});
     }
     for (const auto& [rate, flows] : r.flows_by_rate) {
-      classes.add_row({std::string("rate_bps"), rate, flows,
-                       100.0 * static_cast<double>(flows) / static_cast<double>(r.flows)});
+      classes.add_row(
+          {std::string("rate_bps"), rate, flows, 100.0 * static_cast<double>(flows) / static_cast<double>(r.flows)});
     }
     classes.print(out);
   }
@@ -222,6 +231,7 @@ void print_report(const InspectReport& r, std::ostream& out) {
 
 nlohmann::json to_json(const InspectReport& r) {
   nlohmann::json j;
+  j["format_version"] = kInspectFormatVersion;
   j["source"] = r.source;
   auto& header = j["header"] = nlohmann::json::object();
   for (const auto& [key, value] : r.header.params) header[key] = value;
@@ -233,7 +243,7 @@ nlohmann::json to_json(const InspectReport& r) {
   j["target_bps"] = r.target_bps;
   j["offered_bps"] = r.offered_bps;
   j["mean_size_bytes"] = r.mean_size_bytes;
-  j["size_bytes"] = {{"min", r.size_min}, {"p50", r.size_p50}, {"p90", r.size_p90},
+  j["size_bytes"] = {{"min", r.size_min}, {"p50", r.size_p50},   {"p90", r.size_p90},
                      {"p99", r.size_p99}, {"p999", r.size_p999}, {"max", r.size_max}};
   auto& windows = j["windows"] = nlohmann::json::array();
   for (const auto& w : r.windows) {
@@ -248,7 +258,7 @@ nlohmann::json to_json(const InspectReport& r) {
   }
   if (r.burst) {
     const auto& b = *r.burst;
-    j["burst"] = {{"width_ns", b.width_ns},         {"period_ns", b.period_ns},
+    j["burst"] = {{"width_ns", b.width_ns},           {"period_ns", b.period_ns},
                   {"burst_windows", b.burst_windows}, {"burst_bps", b.burst_bps},
                   {"rest_bps", b.rest_bps},           {"burst_vs_mean", b.burst_vs_mean},
                   {"rest_vs_mean", b.rest_vs_mean},   {"min_flows_per_burst", b.min_flows_per_burst}};

@@ -15,6 +15,8 @@
 
 namespace xtk {
 
+inline constexpr int kInspectFormatVersion = 1;  // of the --json object
+
 struct InspectOptions {
   std::vector<std::int64_t> windows_ns{1'000'000, 10'000'000};
   // Burst grid; taken from the schedule header when not given.
@@ -53,7 +55,7 @@ struct InspectReport {
   std::vector<WindowLoad> windows;
   std::optional<BurstLoad> burst;
   std::map<std::string, HostLoad, std::less<>> by_src, by_dst;
-  std::map<int, std::uint64_t> flows_by_dscp;       // only when the schedule has dscp
+  std::map<int, std::uint64_t> flows_by_dscp;            // only when the schedule has dscp
   std::map<std::uint64_t, std::uint64_t> flows_by_rate;  // only when it has rate_bps
 };
 

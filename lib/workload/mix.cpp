@@ -29,7 +29,9 @@ template <typename T>
 std::string describe(const WeightedMix<T>& mix) {
   std::string out;
   for (std::size_t i = 0; i < mix.values().size(); ++i) {
-    out += fmt::format("{}{}:{}", i ? "," : "", mix.values()[i], mix.weights()[i]);
+    std::string value = fmt::format("{}", mix.values()[i]);
+    if (value.find(':') != std::string::npos) value = fmt::format("[{}]", value);  // IPv6: as --dst takes it
+    out += fmt::format("{}{}:{}", i ? "," : "", value, mix.weights()[i]);
   }
   return out;
 }

@@ -43,8 +43,7 @@ std::string_view pattern_name(Pattern pattern) {
 const std::string& DestinationChooser::pick(Rng& rng) const { return mix_.pick(rng); }
 
 std::vector<DestinationChooser> plan_destinations(Pattern pattern, const std::vector<std::string>& sources,
-                                                  const WeightedMix<std::string>& destinations,
-                                                  std::uint64_t seed) {
+                                                  const WeightedMix<std::string>& destinations, std::uint64_t seed) {
   std::vector<DestinationChooser> plan(sources.size());
   const auto& hosts = destinations.values();
   switch (pattern) {
@@ -53,8 +52,8 @@ std::vector<DestinationChooser> plan_destinations(Pattern pattern, const std::ve
       break;
     case Pattern::fan_in:
       if (hosts.size() != 1) {
-        throw UsageError(fmt::format("--pattern fan-in sends every source to one host: give one --dst, not {}",
-                                     hosts.size()));
+        throw UsageError(
+            fmt::format("--pattern fan-in sends every source to one host: give one --dst, not {}", hosts.size()));
       }
       for (auto& chooser : plan) chooser.mix_ = destinations;
       break;

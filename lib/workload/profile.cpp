@@ -23,11 +23,12 @@ void BurstShape::validate() const {
   if (period() <= width_ns) throw UsageError("--burst-period must be longer than --burst-width");
   if (!(height >= 1.0)) throw UsageError("--burst-height must be at least 1 (a multiple of the mean rate)");
   if (burst_share() > 1.0 + 1e-12) {
-    throw UsageError(fmt::format(
-        "--burst-height {} x --burst-width exceeds the period: the burst would carry {:.0f}% of the bytes", height,
-        burst_share() * 100));
+    throw UsageError(
+        fmt::format("--burst-height {} x --burst-width exceeds the period: the burst would carry {:.0f}% of the bytes",
+                    height, burst_share() * 100));
   }
-  if (min_burst_flows < 1 || min_rest_flows < 1) throw UsageError("--min-burst-flows and --min-rest-flows must be >= 1");
+  if (min_burst_flows < 1 || min_rest_flows < 1)
+    throw UsageError("--min-burst-flows and --min-rest-flows must be >= 1");
 }
 
 namespace {
@@ -132,7 +133,7 @@ class LongLived final : public ArrivalProcess {
   }
 
   bool next(Arrival& arrival) override {
-    if (index_ >= flows_) return false;
+    if (index_ >= flows_ || per_flow_bps_ <= 0) return false;
     arrival.start_ns = static_cast<std::int64_t>(index_) * stagger_ns_;
     if (arrival.start_ns >= duration_ns_) return false;
     const double seconds = static_cast<double>(duration_ns_ - arrival.start_ns) / 1e9;

@@ -50,7 +50,10 @@ std::optional<std::string> ScheduleHeader::get(std::string_view key) const {
 }
 
 ScheduleWriter::ScheduleWriter(const std::string& path, const ScheduleHeader& header)
-    : path_(path == "-" ? "<stdout>" : path), has_dscp_(header.has_dscp), has_rate_(header.has_rate), buffer_(kBufferBytes) {
+    : path_(path == "-" ? "<stdout>" : path),
+      has_dscp_(header.has_dscp),
+      has_rate_(header.has_rate),
+      buffer_(kBufferBytes) {
   if (path == "-") {
     file_ = stdout;
   } else {
@@ -86,7 +89,8 @@ void ScheduleWriter::put(std::string_view text) {
 
 void ScheduleWriter::write(const Flow& flow) {
   // Longest line: 5 integers of 20 digits, two host names, separators.
-  const std::size_t need = 8 * 21 + flow.src.size() + flow.dst.size();
+  constexpr std::size_t kNumbers = 8 * 21;
+  const std::size_t need = kNumbers + flow.src.size() + flow.dst.size();
   if (used_ + need > buffer_.size()) flush();
   char* p = buffer_.data() + used_;
   char* end = buffer_.data() + buffer_.size();
@@ -138,7 +142,7 @@ void ScheduleWriter::close() {
 }
 
 ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {
-  bool magic = false;
+  bool magic = false, versioned = false;
   while (std::getline(in_, text_)) {
     ++line_;
     if (!text_.empty() && text_.back() == '\r') text_.pop_back();
@@ -163,12 +167,14 @@ ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), 
           fail(fmt::format("format_version {} is not supported (this xtk reads version {})", version,
                            kScheduleFormatVersion));
         }
+        versioned = true;
         continue;
       }
       header_.set(std::move(key), std::move(value));
       continue;
     }
     // The column line ends the header.
+    if (!versioned) fail("no '# format_version=N' line before the column line");
     static constexpr std::string_view kRequired = "flow_id,start_ns,src,dst,size_bytes";
     if (line.substr(0, kRequired.size()) != kRequired) {
       fail(fmt::format("expected the column line '{}[,dscp][,rate_bps]'", kRequired));

@@ -30,7 +30,7 @@ struct Flow {
   std::string_view src;
   std::string_view dst;
   std::uint64_t size_bytes = 0;
-  int dscp = 0;               // 0-63
+  int dscp = 0;                // 0-63
   std::uint64_t rate_bps = 0;  // per-flow pacing cap, 0 = none
 };
 

@@ -14,7 +14,7 @@ namespace {
 struct GenFlags {
   std::string profile = "consistent", cdf = "web-search", load = "50%", link = "25G", duration = "10s";
   std::uint64_t seed = 1;
-  std::string src = "h0", dst = "h1", pattern = "fan-out";
+  std::string src = "h0", dst, pattern = "fan-out";
   std::string burst_width = "1ms", burst_period, dscp, flow_rate, stagger = "0";
   double burst_height = 3.0;
   std::uint32_t min_burst_flows = 2, min_rest_flows = 8, flows = 1;
@@ -71,11 +71,16 @@ xtk::GenConfig make_config(const GenFlags& f) {
   c.load_bps = load.resolve_bps(c.link_bps);
   c.duration_ns = duration_flag(f.duration, "--duration");
   c.seed = f.seed;
-  c.sources = xtk::parse_host_mix(f.src, "--src").values();
+  const auto sources = xtk::parse_host_mix(f.src, "--src");
+  for (double w : sources.weights()) {
+    if (w != 1.0) throw xtk::UsageError("--src: sources take no weight (each offers the whole --load)");
+  }
+  c.sources = sources.values();
   c.pattern = xtk::parse_pattern(f.pattern);
   // all-to-all and permutation default to the sources as their destinations.
   const bool among_sources = c.pattern == xtk::Pattern::all_to_all || c.pattern == xtk::Pattern::permutation;
-  c.destinations = xtk::parse_host_mix(among_sources && f.dst.empty() ? f.src : f.dst, "--dst");
+  const std::string dst = !f.dst.empty() ? f.dst : among_sources ? f.src : "h1";
+  c.destinations = xtk::parse_host_mix(dst, "--dst");
   c.burst.width_ns = duration_flag(f.burst_width, "--burst-width");
   c.burst.period_ns = f.burst_period.empty() ? 0 : duration_flag(f.burst_period, "--burst-period");
   c.burst.height = f.burst_height;
@@ -101,7 +106,8 @@ void inspect_file(const std::string& path, const xtk::InspectOptions& options, b
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{
       "Write a schedule of flows (start time, destination, size) from a flow-size CDF and a load profile,\n"
       "or inspect one. The schedule format is in docs/formats.md.\n\n"
@@ -118,8 +124,11 @@ int main(int argc, char** argv) {
   app.add_option("--link", g.link, "link rate, the base of a fractional --load")->capture_default_str();
   app.add_option("-t,--duration", g.duration, "schedule length (60s, 500ms)")->capture_default_str();
   app.add_option("--seed", g.seed, "random seed: same flags and seed give the same file")->capture_default_str();
-  app.add_option("--src", g.src, "sources, comma-separated; one schedule stream each")->capture_default_str();
-  app.add_option("--dst", g.dst, "destinations with optional weights: h1:3,h2:1 ([v6addr]:w)")->capture_default_str();
+  app.add_option("--src", g.src, "sources, comma-separated; each offers --load (one file each with -o '{src}.csv')")
+      ->capture_default_str();
+  app.add_option("--dst", g.dst,
+                 "destinations with optional weights: h1:3,h2:1 ([v6addr]:w); default h1, or the --src hosts for "
+                 "all-to-all and permutation");
   app.add_option("--pattern", g.pattern, "fan-out, one-to-one, fan-in, all-to-all or permutation")
       ->capture_default_str();
   app.add_option("--burst-width", g.burst_width, "burst: window length")->capture_default_str();
@@ -129,13 +138,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--min-rest-flows", g.min_rest_flows, "burst: flows in the rest of each period at least")
       ->capture_default_str();
-  app.add_option("--flows", g.flows, "long-lived: number of flows, each capped at load / flows")
-      ->capture_default_str();
+  app.add_option("--flows", g.flows, "long-lived: number of flows, each capped at load / flows")->capture_default_str();
   app.add_option("--stagger", g.stagger, "long-lived: gap between flow starts")->capture_default_str();
   app.add_option("--dscp", g.dscp, "DSCP per flow: 26 or a weighted mix 0:0.7,26:0.3 (adds a dscp column)");
   app.add_option("--flow-rate", g.flow_rate, "pacing cap per flow: 100M or a mix 100M:0.5,0:0.5 (0 = none)");
-  app.add_option("-o,--out", g.out, "output file, '-' for stdout; with several sources, a path with {src} "
-                                    "writes one file per source")
+  app.add_option("-o,--out", g.out, "output file, '-' for stdout; a path with {src} writes one file per source")
       ->capture_default_str();
   app.add_flag("--inspect", g.inspect, "inspect what was written (needs -o FILE)");
   app.add_flag("--json", g.json, "with --inspect: JSON instead of the table");
@@ -169,8 +176,7 @@ int main(int argc, char** argv) {
     const auto result = xtk::write_schedule(config, g.out);
     if (g.out != "-") {
       std::cerr << fmt::format("xtk-gen: wrote {} flows, {} bytes ({}) to {}\n", result.flows, result.bytes,
-                               xtk::format_bytes(static_cast<double>(result.bytes)),
-                               fmt::join(result.files, ", "));
+                               xtk::format_bytes(static_cast<double>(result.bytes)), fmt::join(result.files, ", "));
     }
     if (g.inspect) {
       for (std::size_t i = 0; i < result.files.size(); ++i) {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Configures and builds xtk: scripts/build.sh [release|asan] (default release).
+# release -> build/release (optimised, with tests); asan -> build/asan (ASan+UBSan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+kind=${1:-release}
+jobs=${JOBS:-$(nproc)}
+case "$kind" in
+  release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+  asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DXTK_SANITIZE=ON) ;;
+  *) echo "build.sh: unknown build '$kind' (use release or asan)" >&2; exit 2 ;;
+esac
+cmake -S . -B "build/$kind" "${flags[@]}" >/dev/null
+cmake --build "build/$kind" -j "$jobs"

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz) with clang and runs each one for a
+# while from a copy of its seed corpus.
+#
+#   scripts/fuzz.sh                  # fuzz_cdf and fuzz_schedule, 30 s each
+#   FUZZ_SECONDS=300 scripts/fuzz.sh fuzz_cdf
+#
+# Prints "fuzz <name>: <runs> runs, ok" per target. On a crash it prints the
+# sanitizer report, the crash file's path (kept in a temp dir, never in the
+# repo) and how to replay it, and exits 1. Build: build/fuzz, -j${FUZZ_JOBS:-2}.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=${FUZZ_SECONDS:-30}
+jobs=${FUZZ_JOBS:-2}
+build=$root/build/fuzz
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_cdf fuzz_schedule)
+
+if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz.sh: FUZZ_SECONDS must be a positive whole number of seconds, not '$seconds'" >&2
+  exit 2
+fi
+for t in "${targets[@]}"; do
+  case $t in
+    fuzz_cdf | fuzz_schedule) ;;
+    *) echo "fuzz.sh: unknown target '$t' (fuzz_cdf, fuzz_schedule)" >&2; exit 2 ;;
+  esac
+done
+for tool in clang clang++ cmake; do
+  command -v "$tool" >/dev/null || { echo "fuzz.sh: $tool not found (needs clang with libFuzzer: libclang-rt-dev)" >&2; exit 2; }
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/xtk-fuzz.XXXXXX")
+keep=0
+trap '[[ $keep == 1 ]] || rm -rf "$tmp"' EXIT
+
+# The libraries get coverage instrumentation and the sanitizers without
+# libFuzzer's main; tests/fuzz/CMakeLists.txt links libFuzzer into the targets.
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+if ! CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DXTK_FUZZ=ON -DXTK_TESTS=OFF -DCMAKE_CXX_FLAGS="$flags" >"$tmp/configure.log" 2>&1; then
+  cat "$tmp/configure.log" >&2
+  echo "fuzz.sh: configuring $build failed" >&2
+  exit 2
+fi
+if ! cmake --build "$build" -j"$jobs" --target "${targets[@]}" >"$tmp/build.log" 2>&1; then
+  cat "$tmp/build.log" >&2
+  echo "fuzz.sh: building ${targets[*]} failed" >&2
+  exit 2
+fi
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+failed=0
+for name in "${targets[@]}"; do
+  work=$tmp/$name
+  mkdir -p "$work/corpus" "$work/artifacts"
+  cp "$root/tests/fuzz/corpus/${name#fuzz_}/." "$work/corpus/" -R
+  bin=$build/tests/fuzz/$name
+  rc=0
+  # cwd is the temp dir so nothing libFuzzer writes can land in the repo.
+  (cd "$work" && "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1) || rc=$?
+  runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$work/log" | tail -n 1)
+  if [[ $rc == 0 && -n $runs ]]; then
+    echo "fuzz $name: $runs runs, ok"
+    continue
+  fi
+  failed=1
+  keep=1
+  crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$work/log" | tail -n 1)
+  # The report without libFuzzer's progress lines ("#1234 NEW ...").
+  grep -v -e '^#[0-9]' -e '^INFO: ' -e 'NEW_FUNC' "$work/log" | tail -n 60
+  echo "fuzz $name: FAILED (exit $rc)${crash:+, crash file: $crash}"
+  [[ -z $crash ]] || echo "  replay: $bin $crash"
+  echo "  full log: $work/log"
+done
+exit $failed

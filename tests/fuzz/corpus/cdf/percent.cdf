@@ -1,0 +1,7 @@
+# percents, like the shipped tables
+0 0
+10000 15
+20000 20
+50000 40
+1000000 70
+30000000 100
