@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls exactly this):
 # installs dependencies, builds the release and the ASan+UBSan trees, runs the
-# unit and CLI tests in both, checks formatting, and fuzzes the parsers briefly.
+# unit and CLI tests in both, checks formatting and clang-tidy, and fuzzes the
+# parsers briefly.
 # Ends with one summary line; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,7 @@ step "unit and CLI tests (release)" ctest_in release
 step "build asan" bash scripts/build.sh asan
 step "unit and CLI tests (ASan+UBSan)" ctest_in asan
 step "clang-format" format_check
+step "clang-tidy" bash scripts/lint.sh
 step "fuzz parsers (${FUZZ_SECONDS:-30} s each)" bash scripts/fuzz.sh
 
 if ((${#failed[@]})); then

@@ -89,7 +89,7 @@ void ScheduleWriter::put(std::string_view text) {
 
 void ScheduleWriter::write(const Flow& flow) {
   // Longest line: 5 integers of 20 digits, two host names, separators.
-  constexpr std::size_t kNumbers = 8 * 21;
+  constexpr std::size_t kNumbers = std::size_t{8} * 21;
   const std::size_t need = kNumbers + flow.src.size() + flow.dst.size();
   if (used_ + need > buffer_.size()) flush();
   char* p = buffer_.data() + used_;
