@@ -14,7 +14,7 @@ namespace xtk {
 namespace {
 
 constexpr std::string_view kMagic = "# xtk-schedule";
-constexpr std::size_t kBufferBytes = 1 << 20;
+constexpr std::size_t kBufferBytes = 64 << 10;  // stays in L2 between formatting and write()
 
 bool valid_token(std::string_view token) {
   if (token.empty()) return false;
