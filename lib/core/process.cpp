@@ -1,0 +1,172 @@
+#include "core/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "core/error.hpp"
+
+extern char** environ;
+
+namespace xtk {
+namespace {
+
+int decode(int raw) {
+  if (WIFEXITED(raw)) return WEXITSTATUS(raw);
+  if (WIFSIGNALED(raw)) return 128 + WTERMSIG(raw);
+  return -1;
+}
+
+std::vector<char*> c_args(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  out.reserve(argv.size() + 1);
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// Starts argv with stdout and stderr on `out_fd`; stdin from /dev/null.
+pid_t spawn(const std::vector<std::string>& argv, int out_fd) {
+  if (argv.empty()) throw Error("spawn: empty command");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, STDERR_FILENO);
+  pid_t pid = -1;
+  auto args = c_args(argv);
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error(fmt::format("cannot start '{}': {}", argv[0], std::strerror(rc)));
+  return pid;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~") == std::string::npos) {
+      out += a;
+    } else {
+      out += '\'';
+      for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    }
+  }
+  return out;
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
+  pid_t pid = -1;
+  try {
+    pid = spawn(argv, pipe_fds[1]);
+  } catch (...) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    throw;
+  }
+  close(pipe_fds[1]);
+  CommandResult result;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool timed_out = false;
+  char buffer[4096];
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{pipe_fds[0], POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
+    if (n > 0) {
+      result.output.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(pipe_fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int raw = 0;
+  while (waitpid(pid, &raw, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_status = timed_out ? -1 : decode(raw);
+  return result;
+}
+
+std::string run_checked(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  auto result = run_command(argv, timeout);
+  if (!result.ok()) {
+    throw Error(fmt::format("'{}' {}: {}", shell_quote(argv),
+                            result.exit_status < 0 ? "timed out" : fmt::format("exited {}", result.exit_status),
+                            result.output.empty() ? "(no output)" : result.output));
+  }
+  return result.output;
+}
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path) {
+  const char* path = log_path.empty() ? "/dev/null" : log_path.c_str();
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open log: {}", path, std::strerror(errno)));
+  try {
+    pid_ = spawn(argv, fd);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  close(fd);
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && !status_) stop(std::chrono::milliseconds(500));
+}
+
+std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {
+  if (status_) return status_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int raw = 0;
+    const pid_t r = waitpid(pid_, &raw, WNOHANG);
+    if (r == pid_) {
+      status_ = decode(raw);
+      return status_;
+    }
+    if (r < 0 && errno != EINTR) {
+      status_ = -1;
+      return status_;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+bool ChildProcess::running() { return !wait(std::chrono::milliseconds(0)).has_value(); }
+
+void ChildProcess::signal(int signo) {
+  if (pid_ > 0 && running()) kill(pid_, signo);
+}
+
+int ChildProcess::stop(std::chrono::milliseconds grace) {
+  signal(SIGTERM);
+  if (auto status = wait(grace)) return *status;
+  signal(SIGKILL);
+  return wait(std::chrono::seconds(5)).value_or(-1);
+}
+
+}  // namespace xtk

@@ -1,0 +1,54 @@
+// Child processes: run a command and collect its output, or start one in the
+// background and stop it. Only processes started here are ever signalled, and
+// only by their own PID.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xtk {
+
+struct CommandResult {
+  int exit_status = -1;  // exit code, or 128 + signal; -1 when it timed out
+  std::string output;    // stdout and stderr together
+  bool ok() const { return exit_status == 0; }
+};
+
+// Runs argv[0] (looked up in PATH) to completion or until `timeout`, when it is
+// killed. Throws Error only when it cannot be started.
+CommandResult run_command(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// As run_command, but a non-zero exit is an Error quoting the command and its output.
+std::string run_checked(const std::vector<std::string>& argv,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+std::string shell_quote(const std::vector<std::string>& argv);
+
+// A background process. Its output goes to `log_path` (or /dev/null when empty).
+// The destructor stops it (SIGTERM, then SIGKILL) if it is still running.
+class ChildProcess {
+ public:
+  ChildProcess(const std::vector<std::string>& argv, const std::string& log_path = "");
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Exit status (as CommandResult) once it has ended; nullopt while it runs after `timeout`.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+  void signal(int signo);  // no-op once reaped
+  // SIGTERM, then SIGKILL after `grace`; returns the exit status.
+  int stop(std::chrono::milliseconds grace = std::chrono::seconds(2));
+  bool running();
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+}  // namespace xtk

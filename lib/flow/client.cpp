@@ -1,0 +1,305 @@
+#include "flow/client.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <thread>
+#include <unordered_map>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "flow/client_worker.hpp"
+#include "workload/mix.hpp"
+#include "workload/schedule.hpp"
+
+namespace xtk {
+
+using client_detail::Destination;
+using client_detail::PlannedFlow;
+using client_detail::Shared;
+using client_detail::Worker;
+
+nlohmann::json ClientOptions::to_json() const {
+  return {{"schedule", schedule},
+          {"records", records},
+          {"map", map},
+          {"port", port},
+          {"threads", threads},
+          {"policy", policy == ConnectionPolicy::pool ? "pool" : "per-flow"},
+          {"pool_limit", pool_limit},
+          {"pool_init", pool_init},
+          {"direction", direction == Direction::push ? "push" : "pull"},
+          {"spin_ns", spin_ns},
+          {"realtime", realtime},
+          {"cpus", cpus},
+          {"congestion_control", congestion_control},
+          {"send_buffer", send_buffer},
+          {"receive_buffer", receive_buffer},
+          {"nodelay", nodelay},
+          {"flow_timeout_ns", flow_timeout_ns},
+          {"retry_ns", retry_ns},
+          {"grace_ns", grace_ns},
+          {"duration_ns", duration_ns},
+          {"start_at_realtime_ns", start_at_realtime_ns ? nlohmann::json(*start_at_realtime_ns) : nlohmann::json()},
+          {"token_set", token != 0},
+          {"link_bps", link_bps},
+          {"bulk_streams", bulk_streams},
+          {"bulk_dst", bulk_dst},
+          {"bulk_rate_bps", bulk_rate_bps}};
+}
+
+namespace {
+
+constexpr std::int64_t kLookaheadNs = 50'000'000;  // flows reach their worker this early
+
+// Destinations by name; names resolve once, in the feeder, ahead of their flows.
+class DestinationTable {
+ public:
+  DestinationTable(Shared& shared, const ClientOptions& options) : shared_(shared), port_(options.port) {
+    for (const auto& entry : options.map) {
+      const auto eq = entry.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
+        throw UsageError(fmt::format("--map '{}': expected NAME=ADDRESS[:PORT]", entry));
+      }
+      mapped_[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+
+  std::uint32_t index(std::string_view name) {
+    if (auto it = index_.find(std::string(name)); it != index_.end()) return it->second;
+    const std::string key(name);
+    std::string address;
+    if (auto it = mapped_.find(key); it != mapped_.end()) {
+      address = it->second;
+    } else {
+      address = key;  // an address, or a name the resolver knows
+    }
+    if (shared_.destinations.size() >= client_detail::kMaxDestinations) {
+      throw Error(fmt::format("more than {} destinations", client_detail::kMaxDestinations));
+    }
+    SocketAddress resolved;
+    try {
+      resolved = resolve_address(address, port_, fmt::format("destination '{}'", key));
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{} (map it with --map {}=ADDRESS)", e.what(), key));
+    }
+    shared_.destinations.push_back(Destination{key, resolved});
+    const auto i = static_cast<std::uint32_t>(shared_.destinations.size() - 1);
+    index_.emplace(key, i);
+    return i;
+  }
+
+ private:
+  Shared& shared_;
+  std::uint16_t port_;
+  std::unordered_map<std::string, std::string> mapped_;
+  std::unordered_map<std::string, std::uint32_t> index_;
+};
+
+// Where flows come from: a schedule file, or the bulk streams.
+class FlowFeed {
+ public:
+  FlowFeed(const ClientOptions& options, DestinationTable& table) : options_(options), table_(table) {
+    if (options.bulk_streams > 0) return;
+    reader_ = ScheduleReader::open(options.schedule);
+  }
+
+  const ScheduleHeader* header() const { return reader_ ? &reader_->header() : nullptr; }
+
+  bool next(PlannedFlow& plan) {
+    if (!reader_) {
+      if (bulk_next_ >= options_.bulk_streams) return false;
+      plan = PlannedFlow{};
+      plan.id = bulk_next_++;
+      plan.dst = table_.index(options_.bulk_dst);
+      plan.rate_bps = options_.bulk_rate_bps;
+      plan.stream = true;
+      plan.stop_ns = options_.duration_ns;
+      return true;
+    }
+    Flow flow;
+    if (!reader_->next(flow)) return false;
+    plan.id = flow.id;
+    plan.sched_ns = flow.start_ns;
+    plan.dst = table_.index(flow.dst);
+    plan.size_bytes = flow.size_bytes;
+    plan.dscp = flow.dscp;
+    plan.rate_bps = flow.rate_bps;
+    plan.stream = false;
+    return true;
+  }
+
+ private:
+  const ClientOptions& options_;
+  DestinationTable& table_;
+  std::unique_ptr<ScheduleReader> reader_;
+  unsigned bulk_next_ = 0;
+};
+
+double header_number(const ScheduleHeader* header, std::string_view key) {
+  if (header == nullptr) return 0;
+  const auto value = header->get(key);
+  if (!value) return 0;
+  try {
+    return parse_number(*value);
+  } catch (const UsageError&) {
+    return 0;
+  }
+}
+
+void check_options(const ClientOptions& o) {
+  if (o.threads == 0) throw UsageError("--threads must be at least 1");
+  if (o.bulk_streams == 0 && o.schedule.empty()) throw UsageError("give a schedule file, or --bulk N with --dst");
+  if (o.bulk_streams > 0 && o.bulk_dst.empty()) throw UsageError("--bulk needs --dst ADDRESS");
+  if (o.bulk_streams > 0 && o.duration_ns <= 0) throw UsageError("--bulk needs --duration");
+  if (o.pool_limit == 0) throw UsageError("--pool-limit must be at least 1");
+  if (!o.congestion_control.empty()) {
+    const std::string allowed = allowed_congestion_controls();
+    if ((" " + allowed + " ").find(" " + o.congestion_control + " ") == std::string::npos) {
+      throw UsageError(
+          fmt::format("--cc {}: this kernel does not allow it (net.ipv4.tcp_allowed_congestion_control = '{}'; "
+                      "load the module and add it there)",
+                      o.congestion_control, allowed));
+    }
+  }
+}
+
+}  // namespace
+
+ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& interrupt) {
+  check_options(options);
+  Shared shared(options);
+  DestinationTable table(shared, options);
+  FlowFeed feed(options, table);
+  const ScheduleHeader* header = feed.header();
+
+  // Destinations named in the header get warm connections before the start.
+  std::vector<std::uint32_t> warm;
+  if (header) {
+    if (auto dst = header->get("dst")) {
+      const auto destinations = parse_host_mix(*dst, "schedule header dst");
+      for (const auto& name : destinations.values()) warm.push_back(table.index(name));
+    }
+  }
+  SummaryInputs inputs;
+  inputs.requested_bps = header_number(header, "load_bps_per_src");
+  inputs.link_bps = options.link_bps > 0 ? options.link_bps : header_number(header, "link_bps");
+  inputs.duration_ns =
+      options.duration_ns > 0 ? options.duration_ns : static_cast<std::int64_t>(header_number(header, "duration_ns"));
+  if (header && header->get("file_src") == std::nullopt && header->get("src")) {
+    const auto sources = *header->get("src");
+    if (sources.find(',') != std::string::npos) {
+      inputs.requested_bps *= static_cast<double>(std::count(sources.begin(), sources.end(), ',') + 1);
+    }
+  }
+
+  ClientResult result{ClientSummary(inputs), 0, false, 0, {}};
+  const std::int64_t now = monotonic_ns();
+  if (options.start_at_realtime_ns) {
+    shared.start_mono_ns = now + (*options.start_at_realtime_ns - realtime_ns());
+    if (shared.start_mono_ns < now) {
+      throw UsageError(
+          fmt::format("--start-at is {:.3f} s in the past", static_cast<double>(now - shared.start_mono_ns) / 1e9));
+    }
+  } else {
+    shared.start_mono_ns = now + options.prepare_ns;
+  }
+  result.start_realtime_ns = realtime_ns() + (shared.start_mono_ns - monotonic_ns());
+
+  RecordWriter writer(options.records);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
+  for (auto& w : workers) w->start(warm);
+
+  std::vector<FlowRecord> drained;
+  const auto drain = [&] {
+    {
+      std::lock_guard<std::mutex> lock(shared.records_mutex);
+      drained.swap(shared.records);
+    }
+    for (const auto& r : drained) {
+      writer.write(r);
+      result.summary.add(r);
+    }
+    drained.clear();
+  };
+  const auto cancel = [&](const PlannedFlow& plan, const std::string& why) {
+    FlowRecord r;
+    r.flow_id = plan.id;
+    r.dst = shared.destinations[plan.dst].name;
+    r.size_bytes = plan.size_bytes;
+    r.sched_start_ns = plan.sched_ns;
+    r.status = FlowStatus::cancelled;
+    r.error = why;
+    writer.write(r);
+    result.summary.add(r);
+  };
+
+  const bool tty = options.progress && isatty(STDERR_FILENO);
+  std::int64_t next_progress = shared.start_mono_ns + 1'000'000'000;
+  PlannedFlow plan;
+  bool have = feed.next(plan);
+  std::size_t next_worker = 0;
+  bool stopped = false;
+  while (true) {
+    const std::int64_t t = monotonic_ns();
+    if (!stopped && interrupt.load()) {
+      stopped = true;
+      result.interrupted = true;
+      shared.stop_deadline_ns.store(t + options.grace_ns);
+      shared.stopping.store(true);
+    }
+    if (stopped) {
+      // Every flow not handed out yet still gets its record.
+      while (have) {
+        cancel(plan, "interrupted before start");
+        have = feed.next(plan);
+      }
+    }
+    while (have && shared.start_mono_ns + plan.sched_ns <= t + kLookaheadNs) {
+      if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
+        cancel(plan, "scheduled after --duration");
+      } else if (!workers[next_worker]->ring().push(plan)) {
+        break;  // that worker is full: try again shortly
+      } else {
+        next_worker = (next_worker + 1) % workers.size();
+      }
+      have = feed.next(plan);
+    }
+    if (!have) shared.feeding_done.store(true, std::memory_order_release);
+    drain();
+    writer.flush_if_due(t);
+    if (tty && t >= next_progress) {
+      const double elapsed = static_cast<double>(t - shared.start_mono_ns) / 1e9;
+      std::cerr << fmt::format("\r  {:7.1f} s  {:>10} flows done  {:>8.3f} Gbit/s  lateness p99 {:8.1f} us ", elapsed,
+                               result.summary.flows(), result.summary.goodput_bps_at(t - shared.start_mono_ns) / 1e9,
+                               result.summary.lateness_ns().quantile(0.99) / 1e3);
+      next_progress += 1'000'000'000;
+    }
+    bool all_done = !have;
+    for (const auto& w : workers) all_done = all_done && w->finished();
+    if (all_done) break;
+    // Sleep until the next flow enters the look-ahead window, at most 5 ms.
+    std::int64_t wake = t + 5'000'000;
+    if (have) wake = std::min(wake, std::max(t, shared.start_mono_ns + plan.sched_ns - kLookaheadNs));
+    const timespec ts = to_timespec(wake);
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+  }
+  for (auto& w : workers) w->join();
+  drain();
+  if (tty) std::cerr << '\n';
+  result.summary.set_elapsed_ns(monotonic_ns() - shared.start_mono_ns);
+  writer.close();
+  result.records = writer.written();
+  for (auto& w : workers) {
+    for (auto& warning : w->warnings()) result.warnings.push_back(std::move(warning));
+  }
+  return result;
+}
+
+}  // namespace xtk

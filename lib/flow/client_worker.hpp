@@ -1,0 +1,75 @@
+// Internals of the client shared by the feeder (client.cpp) and the workers
+// (client_worker.cpp). Not part of the library's interface.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flow/client.hpp"
+#include "flow/record.hpp"
+#include "flow/spsc_ring.hpp"
+#include "transport/socket.hpp"
+
+namespace xtk::client_detail {
+
+struct Destination {
+  std::string name;
+  SocketAddress address;
+};
+
+// Destinations are appended by the feeder only before a flow naming them is
+// handed to a worker; capacity is reserved up front so workers may read
+// existing entries while the feeder appends.
+inline constexpr std::size_t kMaxDestinations = 1 << 16;
+
+struct PlannedFlow {
+  std::uint64_t id = 0;
+  std::int64_t sched_ns = 0;  // schedule time
+  std::uint32_t dst = 0;
+  std::uint64_t size_bytes = 0;
+  int dscp = 0;
+  std::uint64_t rate_bps = 0;
+  bool stream = false;  // bulk: send until stop_ns
+  std::int64_t stop_ns = 0;
+};
+
+struct Shared {
+  const ClientOptions& options;
+  std::vector<Destination> destinations;
+  std::int64_t start_mono_ns = 0;  // the schedule's time zero on CLOCK_MONOTONIC
+  std::atomic<bool> feeding_done{false};
+  std::atomic<bool> stopping{false};              // interrupted: start nothing new
+  std::atomic<std::int64_t> stop_deadline_ns{0};  // then cancel what is still in flight
+  std::mutex records_mutex;
+  std::vector<FlowRecord> records;  // finished, not yet written
+  explicit Shared(const ClientOptions& o) : options(o) { destinations.reserve(kMaxDestinations); }
+  void publish(std::vector<FlowRecord>& batch);
+};
+
+class Worker {
+ public:
+  Worker(Shared& shared, unsigned index);
+  ~Worker();
+  SpscRing<PlannedFlow>& ring() { return ring_; }
+  void start(const std::vector<std::uint32_t>& warm_destinations);
+  void join();
+  bool finished() const { return finished_.load(); }
+  bool ready() const { return ready_.load(); }
+  std::vector<std::string> warnings();
+
+ private:
+  struct Impl;
+  Shared& shared_;
+  unsigned index_;
+  SpscRing<PlannedFlow> ring_;
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+  std::atomic<bool> finished_{false}, ready_{false};
+};
+
+}  // namespace xtk::client_detail

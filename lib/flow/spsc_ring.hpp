@@ -1,0 +1,40 @@
+// A bounded single-producer single-consumer queue: the client's feeder hands
+// planned flows to each worker without locks on the worker's timing path.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <vector>
+
+namespace xtk {
+
+template <typename T>
+class SpscRing {
+ public:
+  explicit SpscRing(std::size_t capacity) : slots_(capacity + 1) {}
+
+  bool push(const T& value) {
+    const std::size_t tail = tail_.load(std::memory_order_relaxed);
+    const std::size_t next = (tail + 1) % slots_.size();
+    if (next == head_.load(std::memory_order_acquire)) return false;
+    slots_[tail] = value;
+    tail_.store(next, std::memory_order_release);
+    return true;
+  }
+
+  // The oldest element, or nullptr when empty. Valid until pop().
+  const T* front() const {
+    const std::size_t head = head_.load(std::memory_order_relaxed);
+    if (head == tail_.load(std::memory_order_acquire)) return nullptr;
+    return &slots_[head];
+  }
+
+  void pop() { head_.store((head_.load(std::memory_order_relaxed) + 1) % slots_.size(), std::memory_order_release); }
+
+ private:
+  std::vector<T> slots_;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
+
+}  // namespace xtk

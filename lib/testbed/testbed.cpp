@@ -1,0 +1,192 @@
+#include "testbed/testbed.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/process.hpp"
+#include "core/units.hpp"
+
+namespace xtk {
+namespace {
+
+std::string ns_prefix(const std::string& name) { return "xtk-" + name; }
+
+void ip(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"ip"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  run_checked(argv);
+}
+
+void tc(const std::string& ns, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"ip", "netns", "exec", ns, "tc"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  run_checked(argv);
+}
+
+std::string tc_rate(double bps) { return fmt::format("{}bit", static_cast<std::uint64_t>(std::llround(bps))); }
+
+// Room for one GSO super-packet (64 KiB) plus a millisecond at the rate, so
+// offloaded traffic is shaped, not dropped, by a token bucket.
+std::string bucket_bytes(double bps) {
+  const double bytes = std::max(2.0 * 65536.0, bps / 8.0 / 1000.0);
+  return fmt::format("{}b", static_cast<std::uint64_t>(bytes));
+}
+
+}  // namespace
+
+Shaping parse_shaping(const std::string& text) {
+  Shaping s;
+  const auto colon = text.find(':');
+  const auto eq = text.find('=');
+  if (colon == std::string::npos || eq == std::string::npos || eq < colon) {
+    throw UsageError(fmt::format("--shape '{}': expected port:hK=RATE or nic:hK=RATE[/htb|/tbf]", text));
+  }
+  const std::string where = text.substr(0, colon);
+  if (where == "port") {
+    s.where = Shaping::Where::port;
+  } else if (where == "nic") {
+    s.where = Shaping::Where::nic;
+  } else {
+    throw UsageError(
+        fmt::format("--shape '{}': '{}' is neither port (switch port towards the host) nor nic", text, where));
+  }
+  const std::string host = text.substr(colon + 1, eq - colon - 1);
+  if (host.size() < 2 || host[0] != 'h' || host.find_first_not_of("0123456789", 1) != std::string::npos) {
+    throw UsageError(fmt::format("--shape '{}': host '{}' must be hK (h0, h1, ...)", text, host));
+  }
+  s.host = std::stoul(host.substr(1));
+  std::string rate = text.substr(eq + 1);
+  if (const auto slash = rate.find('/'); slash != std::string::npos) {
+    const std::string qdisc = rate.substr(slash + 1);
+    if (qdisc == "tbf") {
+      s.qdisc = Shaping::Qdisc::tbf;
+    } else if (qdisc != "htb") {
+      throw UsageError(fmt::format("--shape '{}': qdisc '{}' is neither htb nor tbf", text, qdisc));
+    }
+    rate = rate.substr(0, slash);
+  }
+  s.rate_bps = parse_rate_bps(rate);
+  if (s.rate_bps <= 0) throw UsageError(fmt::format("--shape '{}': the rate must be above 0", text));
+  return s;
+}
+
+std::string Testbed::host_ns(std::size_t host) const { return ns_prefix(spec_.name) + "-" + host_name(host); }
+std::string Testbed::host_name(std::size_t host) { return fmt::format("h{}", host); }
+std::string Testbed::switch_ns() const { return ns_prefix(spec_.name) + "-sw"; }
+std::string Testbed::ipv4(std::size_t host) { return fmt::format("10.77.0.{}", host + 1); }
+std::string Testbed::ipv6(std::size_t host) { return fmt::format("fd77::{:x}", host + 1); }
+
+std::pair<std::string, std::string> Testbed::shaped_interface(const Shaping& s) const {
+  if (s.where == Shaping::Where::port) return {switch_ns(), fmt::format("p{}", s.host)};
+  return {host_ns(s.host), "eth0"};
+}
+
+std::vector<std::string> Testbed::in_host(std::size_t host, const std::vector<std::string>& argv) const {
+  std::vector<std::string> out{"ip", "netns", "exec", host_ns(host)};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::optional<std::string> Testbed::unavailable_reason() {
+  if (geteuid() != 0) return "network namespaces need root";
+  try {
+    if (!run_command({"ip", "-V"}).ok()) return "the 'ip' command (iproute2) does not run";
+  } catch (const Error&) {
+    return "the 'ip' command (iproute2) is not installed";
+  }
+  return std::nullopt;
+}
+
+Testbed::Testbed(TestbedSpec spec) : spec_(std::move(spec)) {
+  if (spec_.name.empty() || spec_.name.size() > 20 ||
+      spec_.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    throw UsageError(fmt::format("testbed name '{}' must be 1-20 of [a-z0-9-]", spec_.name));
+  }
+  if (spec_.hosts < 1 || spec_.hosts > 250) throw UsageError("a testbed has 1 to 250 hosts");
+  for (const auto& s : spec_.shaping) {
+    if (s.host >= spec_.hosts) {
+      throw UsageError(fmt::format("--shape: host h{} does not exist (hosts h0-h{})", s.host, spec_.hosts - 1));
+    }
+  }
+  tear_down(spec_.name);
+  try {
+    build();
+  } catch (...) {
+    tear_down(spec_.name);
+    throw;
+  }
+}
+
+Testbed::~Testbed() {
+  if (keep_) return;
+  try {
+    tear_down(spec_.name);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xtk testbed %s: tear-down failed: %s\n", spec_.name.c_str(), e.what());
+  }
+}
+
+void Testbed::build() {
+  const std::string sw = switch_ns();
+  ip({"netns", "add", sw});
+  ip({"-n", sw, "link", "set", "lo", "up"});
+  ip({"-n", sw, "link", "add", "br0", "type", "bridge"});
+  ip({"-n", sw, "link", "set", "br0", "up"});
+  const std::string mtu = std::to_string(spec_.mtu);
+  for (std::size_t h = 0; h < spec_.hosts; ++h) {
+    const std::string ns = host_ns(h);
+    const std::string port = fmt::format("p{}", h);
+    ip({"netns", "add", ns});
+    ip({"-n", ns, "link", "set", "lo", "up"});
+    // Both ends are created directly in their namespaces: no name ever
+    // appears in the caller's namespace, so parallel testbeds cannot collide.
+    ip({"-n", ns, "link", "add", "eth0", "mtu", mtu, "type", "veth", "peer", "name", port, "netns", sw, "mtu", mtu});
+    ip({"-n", sw, "link", "set", port, "master", "br0"});
+    ip({"-n", sw, "link", "set", port, "up"});
+    ip({"-n", ns, "addr", "add", ipv4(h) + "/24", "dev", "eth0"});
+    ip({"-n", ns, "addr", "add", ipv6(h) + "/64", "dev", "eth0", "nodad"});
+    ip({"-n", ns, "link", "set", "eth0", "up"});
+    if (!spec_.offloads) {
+      run_checked({"ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tso", "off", "gso", "off", "gro", "off"});
+      run_checked({"ip", "netns", "exec", sw, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
+    }
+  }
+  for (const auto& s : spec_.shaping) {
+    const auto [ns, dev] = shaped_interface(s);
+    if (s.qdisc == Shaping::Qdisc::tbf) {
+      tc(ns, {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", tc_rate(s.rate_bps), "burst",
+              bucket_bytes(s.rate_bps), "latency", "50ms"});
+    } else {
+      tc(ns, {"qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"});
+      tc(ns, {"class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", tc_rate(s.rate_bps),
+              "ceil", tc_rate(s.rate_bps), "burst", bucket_bytes(s.rate_bps), "cburst", bucket_bytes(s.rate_bps)});
+    }
+  }
+}
+
+void Testbed::tear_down(const std::string& name) {
+  const std::string prefix = ns_prefix(name) + "-";
+  std::vector<std::string> namespaces;
+  std::istringstream list(run_command({"ip", "netns", "list"}).output);
+  for (std::string line; std::getline(list, line);) {
+    const std::string ns = line.substr(0, line.find(' '));
+    if (ns.rfind(prefix, 0) == 0 && ns.find('-', prefix.size()) == std::string::npos) namespaces.push_back(ns);
+  }
+  for (const auto& ns : namespaces) {
+    // Processes still inside are ours: the testbed started them.
+    std::istringstream pids(run_command({"ip", "netns", "pids", ns}).output);
+    for (std::string pid; pids >> pid;) {
+      if (pid.find_first_not_of("0123456789") == std::string::npos) kill(static_cast<pid_t>(std::stol(pid)), SIGKILL);
+    }
+  }
+  for (const auto& ns : namespaces) run_command({"ip", "netns", "delete", ns});
+}
+
+}  // namespace xtk

@@ -1,0 +1,73 @@
+// A single-host testbed of network namespaces: N hosts on one Linux bridge
+// (the ToR switch, in its own namespace), with tc shaping on any switch port
+// or host NIC. Nothing is created in the caller's namespace.
+//
+//   host hK (netns <prefix>-hK): eth0 = 10.77.0.(K+1)/24, fd77::(K+1)/64
+//   switch  (netns <prefix>-sw): br0 with ports pK, one per host
+//
+// The seed's configurations: A (egress bottleneck: the training host's own
+// NIC carries the cross traffic) shapes `nic:hK`; B (ingress bottleneck: a
+// separate host sends into hK's link) shapes `port:hK`, the switch port
+// towards hK.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xtk {
+
+struct Shaping {
+  enum class Where { port, nic } where = Where::port;
+  std::size_t host = 0;
+  double rate_bps = 0;
+  enum class Qdisc { htb, tbf } qdisc = Qdisc::htb;
+};
+
+// "port:h3=1G", "nic:h0=10G/tbf". Throws UsageError.
+Shaping parse_shaping(const std::string& text);
+
+struct TestbedSpec {
+  std::string name;  // unique per testbed: namespaces are "xtk-<name>-hK" and "xtk-<name>-sw"
+  std::size_t hosts = 2;
+  std::vector<Shaping> shaping;
+  bool offloads = true;  // false: ethtool -K tso/gso/gro off on every interface (MTU-size frames)
+  std::uint32_t mtu = 1500;
+};
+
+class Testbed {
+ public:
+  // Builds the testbed, first removing any leftover one of the same name.
+  // Anything half-built is torn down before an error is thrown. Needs root.
+  explicit Testbed(TestbedSpec spec);
+  ~Testbed();  // tears down (processes in its namespaces first)
+  Testbed(const Testbed&) = delete;
+  Testbed& operator=(const Testbed&) = delete;
+
+  const TestbedSpec& spec() const { return spec_; }
+  // Leaves the testbed up when this object goes away (xtk-testbed up).
+  void keep() { keep_ = true; }
+  std::string host_ns(std::size_t host) const;
+  std::string switch_ns() const;
+  static std::string host_name(std::size_t host);
+  static std::string ipv4(std::size_t host);  // 10.77.0.(host+1)
+  static std::string ipv6(std::size_t host);  // fd77::(host+1)
+  // The interface that a shaping rule applies to ("pK" in the switch, "eth0" in hK).
+  std::pair<std::string, std::string> shaped_interface(const Shaping& s) const;
+
+  // argv run inside host's namespace: "ip netns exec <ns> argv...".
+  std::vector<std::string> in_host(std::size_t host, const std::vector<std::string>& argv) const;
+
+  // Removes every namespace of testbed `name` (idempotent; kills what runs in them).
+  static void tear_down(const std::string& name);
+  // Whether this process can build testbeds (root, `ip` present); the reason if not.
+  static std::optional<std::string> unavailable_reason();
+
+ private:
+  void build();
+  TestbedSpec spec_;
+  bool keep_ = false;
+};
+
+}  // namespace xtk

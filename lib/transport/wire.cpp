@@ -1,0 +1,77 @@
+#include "transport/wire.hpp"
+
+#include <fmt/format.h>
+
+namespace xtk {
+namespace {
+
+void put_u64(unsigned char* p, std::uint64_t v) {
+  for (int i = 7; i >= 0; --i) {
+    p[i] = static_cast<unsigned char>(v & 0xff);
+    v >>= 8;
+  }
+}
+
+std::uint64_t get_u64(const unsigned char* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace
+
+HeaderBytes encode(const FlowHeader& header) {
+  HeaderBytes b{};
+  b[0] = 'X';
+  b[1] = 'T';
+  b[2] = 'K';
+  b[3] = 'F';
+  b[4] = kWireVersion;
+  b[5] = static_cast<unsigned char>(header.direction);
+  b[6] = 0;
+  b[7] = header.stream ? 1 : 0;
+  put_u64(&b[8], header.flow_id);
+  put_u64(&b[16], header.size_bytes);
+  put_u64(&b[24], header.token);
+  return b;
+}
+
+std::optional<FlowHeader> decode(const HeaderBytes& b, std::string* reason) {
+  const auto fail = [&](std::string why) -> std::optional<FlowHeader> {
+    if (reason) *reason = std::move(why);
+    return std::nullopt;
+  };
+  const std::uint32_t magic =
+      (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | std::uint32_t{b[3]};
+  if (magic != kFlowMagic) return fail(fmt::format("bad magic 0x{:08x}", magic));
+  if (b[4] != kWireVersion) return fail(fmt::format("wire version {} (this xtk speaks {})", b[4], kWireVersion));
+  if (b[5] > 1) return fail(fmt::format("bad direction {}", b[5]));
+  if (b[6] != 0 || (b[7] & ~1U) != 0) return fail("unknown flags");
+  FlowHeader h;
+  h.direction = static_cast<Direction>(b[5]);
+  h.stream = (b[7] & 1U) != 0;
+  h.flow_id = get_u64(&b[8]);
+  h.size_bytes = get_u64(&b[16]);
+  h.token = get_u64(&b[24]);
+  return h;
+}
+
+AckBytes encode_ack(std::uint64_t flow_id) {
+  AckBytes a{};
+  put_u64(a.data(), flow_id);
+  return a;
+}
+
+std::uint64_t decode_ack(const AckBytes& bytes) { return get_u64(bytes.data()); }
+
+std::uint64_t token_from_phrase(const std::string& phrase) {
+  if (phrase.empty()) return 0;
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : phrase) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h == 0 ? 1 : h;
+}
+
+}  // namespace xtk

@@ -1,0 +1,160 @@
+// xtk-client: replays a flow schedule (xtk-gen format) against xtk servers,
+// starting every flow at its scheduled microsecond, and records every flow.
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <iostream>
+#include <sstream>
+
+#include "core/cli.hpp"
+#include "core/signals.hpp"
+#include "core/units.hpp"
+#include "flow/client.hpp"
+
+namespace {
+
+std::int64_t duration_flag(const std::string& text, const char* flag) {
+  try {
+    return xtk::parse_duration_ns(text);
+  } catch (const xtk::UsageError& e) {
+    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+// "1764126000.5" (Unix seconds) or "2026-11-26T03:00:00Z" / "...+00:00" (UTC).
+std::int64_t parse_start_at(const std::string& text) {
+  if (text.find('T') == std::string::npos) {
+    try {
+      return static_cast<std::int64_t>(xtk::parse_number(text) * 1e9);
+    } catch (const xtk::UsageError&) {
+      throw xtk::UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z", text));
+    }
+  }
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  double fraction = 0;
+  if (rest != nullptr && *rest == '.') {
+    char* end = nullptr;
+    fraction = std::strtod(rest, &end);
+    rest = end;
+  }
+  if (rest == nullptr || !(std::string(rest) == "Z" || std::string(rest) == "+00:00")) {
+    throw xtk::UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z (UTC)", text));
+  }
+  return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000 + static_cast<std::int64_t>(fraction * 1e9);
+}
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    std::stringstream in(item);
+    for (std::string part; std::getline(in, part, ',');) {
+      if (!part.empty()) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
+  CLI::App app{
+      "Replay a schedule of flows against xtk-server(s), each flow starting at its scheduled time, and write\n"
+      "one record per flow. Or, with --bulk, run long-lived streams like iperf.\n\n"
+      "  xtk-client web.csv --map h1=10.77.0.2 -o flows.csv\n"
+      "  xtk-client --bulk 4 --dst 10.77.0.2 --duration 10s",
+      "xtk-client"};
+  app.set_version_flag("--version", std::string("xtk-client ") + XTK_VERSION);
+  xtk::ClientOptions o;
+  std::vector<std::string> map, cpus;
+  std::string policy = "pool", direction = "push", spin = "100us", flow_timeout = "60s", retry = "5s", grace = "2s";
+  std::string duration = "0", start_at, token, link, bulk_rate = "0";
+  bool json = false, no_nodelay = false, no_progress = false;
+  app.add_option("schedule", o.schedule, "schedule file from xtk-gen ('-' = stdin)");
+  app.add_option("-o,--records", o.records, "flow records, CSV or JSON Lines by extension (.jsonl)")
+      ->capture_default_str();
+  app.add_option("--map", map, "NAME=ADDRESS[:PORT] for schedule destinations, repeatable or comma-separated");
+  app.add_option("-p,--port", o.port, "server port for destinations given without one")->capture_default_str();
+  app.add_option("-T,--threads", o.threads, "worker threads (flows are spread round-robin)")->capture_default_str();
+  app.add_option("--policy", policy, "pool (persistent connections) or per-flow (a new connection per flow)")
+      ->capture_default_str();
+  app.add_option("--pool-limit", o.pool_limit, "connections per destination per thread at most")->capture_default_str();
+  app.add_option("--pool-init", o.pool_init, "connections per destination per thread opened before the start")
+      ->capture_default_str();
+  app.add_option("--direction", direction, "push (client sends the bytes) or pull (servers send them)")
+      ->capture_default_str();
+  app.add_option("--spin", spin, "wake this long before a flow's start and spin to it")->capture_default_str();
+  app.add_flag("--realtime", o.realtime, "SCHED_FIFO for the worker threads (root or CAP_SYS_NICE)");
+  app.add_option("--cpus", cpus, "pin worker i to the i-th CPU of this list, e.g. 1,2");
+  app.add_option("--cc", o.congestion_control, "TCP congestion control, e.g. cubic, dctcp, bbr");
+  app.add_option("--sndbuf", o.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
+  app.add_option("--rcvbuf", o.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
+  app.add_flag("--no-nodelay", no_nodelay, "leave Nagle's algorithm on");
+  app.add_option("--flow-timeout", flow_timeout, "a flow not done this long after its start ends as timeout")
+      ->capture_default_str();
+  app.add_option("--retry-for", retry, "keep retrying an unreachable server this long per flow")->capture_default_str();
+  app.add_option("--grace", grace, "after SIGINT/SIGTERM, let flows in flight finish this long")->capture_default_str();
+  app.add_option("-t,--duration", duration, "run length (0 = the whole schedule); needed with --bulk")
+      ->capture_default_str();
+  app.add_option("--start-at", start_at, "wall-clock start (Unix seconds or ISO 8601 UTC), to start hosts together");
+  app.add_option("--token", token, "pass phrase the servers require");
+  app.add_option("--link", link, "link rate for the ideal FCT in slowdowns (default: the schedule's link_bps)");
+  app.add_option("--bulk", o.bulk_streams, "bulk mode: this many long-lived streams to --dst");
+  app.add_option("--dst", o.bulk_dst, "bulk mode: server address[:port]");
+  app.add_option("--rate", bulk_rate, "bulk mode: pacing cap per stream (0 = none)")->capture_default_str();
+  app.add_flag("--json", json, "summary as JSON (with the options and warnings)");
+  app.add_flag("--no-progress", no_progress, "no live progress line on a terminal");
+
+  return xtk::run_tool(app, argc, argv, [&] {
+    o.map = split_commas(map);
+    for (const auto& c : split_commas(cpus)) o.cpus.push_back(static_cast<int>(xtk::parse_number(c)));
+    if (policy == "pool") {
+      o.policy = xtk::ConnectionPolicy::pool;
+    } else if (policy == "per-flow") {
+      o.policy = xtk::ConnectionPolicy::per_flow;
+    } else {
+      throw xtk::UsageError(fmt::format("--policy: '{}' is neither pool nor per-flow", policy));
+    }
+    if (direction == "push") {
+      o.direction = xtk::Direction::push;
+    } else if (direction == "pull") {
+      o.direction = xtk::Direction::pull;
+    } else {
+      throw xtk::UsageError(fmt::format("--direction: '{}' is neither push nor pull", direction));
+    }
+    o.spin_ns = duration_flag(spin, "--spin");
+    o.flow_timeout_ns = duration_flag(flow_timeout, "--flow-timeout");
+    o.retry_ns = duration_flag(retry, "--retry-for");
+    o.grace_ns = duration_flag(grace, "--grace");
+    o.duration_ns = duration_flag(duration, "--duration");
+    if (!start_at.empty()) o.start_at_realtime_ns = parse_start_at(start_at);
+    o.token = xtk::token_from_phrase(token);
+    if (!link.empty()) o.link_bps = xtk::parse_rate_bps(link);
+    o.bulk_rate_bps = static_cast<std::uint64_t>(xtk::parse_rate_bps(bulk_rate));
+    o.nodelay = !no_nodelay;
+    o.progress = !no_progress && !json;
+
+    const auto result = xtk::run_client(o, xtk::stop_requested());
+    if (json) {
+      nlohmann::json j{{"options", o.to_json()},
+                       {"summary", result.summary.to_json()},
+                       {"records", result.records},
+                       {"interrupted", result.interrupted},
+                       {"start_realtime_ns", result.start_realtime_ns},
+                       {"warnings", result.warnings}};
+      std::cout << j.dump() << std::endl;
+    } else {
+      std::cout << "# xtk-client " << o.to_json().dump() << "\n";
+      for (const auto& w : result.warnings) std::cout << "# warning: " << w << "\n";
+      if (result.interrupted) std::cout << "# interrupted: flows not finished are recorded as cancelled\n";
+      std::cout << fmt::format("# {} records written to {}\n", result.records, o.records);
+      result.summary.print(std::cout);
+    }
+    if (result.summary.flows() > 0 && result.summary.flows_with(xtk::FlowStatus::ok) == 0 && !result.interrupted) {
+      throw xtk::Error("no flow completed (see the records' error column)");
+    }
+  });
+}
