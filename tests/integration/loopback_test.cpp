@@ -1,0 +1,307 @@
+// The flow engine over real sockets on loopback: xtk-server and xtk-client
+// engines in one process, so faults can be injected at exact moments.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "flow/client.hpp"
+#include "flow/server.hpp"
+#include "transport/wire.hpp"
+#include "workload/generator.hpp"
+
+namespace xtk {
+namespace {
+
+using namespace std::chrono_literals;
+
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / ("xtk_loop_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A schedule of google-rpc-sized flows to 127.0.0.1; returns its flow count.
+std::uint64_t write_schedule_file(const std::string& path, double load_bps, std::int64_t duration_ns,
+                                  const std::string& cdf = "google-rpc") {
+  GenConfig c;
+  c.cdf = std::make_shared<FlowSizeCdf>(FlowSizeCdf::load_file(std::string(XTK_CDF_DIR) + "/" + cdf + ".cdf"));
+  c.load_bps = load_bps;
+  c.link_bps = 10e9;
+  c.duration_ns = duration_ns;
+  c.sources = {"h0"};
+  c.destinations = parse_host_mix("127.0.0.1", "--dst");
+  return write_schedule(c, path).flows;
+}
+
+// Flow statuses in a records file, and the number of records.
+std::map<std::string, std::uint64_t> statuses(const std::string& path, std::uint64_t* total = nullptr) {
+  std::map<std::string, std::uint64_t> out;
+  std::ifstream in(path);
+  std::uint64_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("flow_id,", 0) == 0) continue;
+    ++n;
+    // status is the 9th field; error (the 10th) may be quoted and hold commas.
+    std::size_t pos = 0;
+    for (int i = 0; i < 8; ++i) pos = line.find(',', pos) + 1;
+    out[line.substr(pos, line.find(',', pos) - pos)]++;
+  }
+  if (total) *total = n;
+  return out;
+}
+
+ServerOptions loopback_server() {
+  ServerOptions o;
+  o.listen = {"127.0.0.1:0"};
+  return o;
+}
+
+std::uint16_t port_of(const Server& s) {
+  const auto& a = s.addresses().front();
+  return ntohs(reinterpret_cast<const sockaddr_in*>(&a.storage)->sin_port);
+}
+
+ClientOptions client_for(const Server& server, const std::string& schedule, const std::string& records) {
+  ClientOptions o;
+  o.schedule = schedule;
+  o.records = records;
+  o.port = port_of(server);
+  o.prepare_ns = 100'000'000;
+  o.retry_ns = 300'000'000;
+  return o;
+}
+
+int connect_loopback(std::uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True when the server closes `fd` within 2 s.
+bool closed_by_peer(int fd) {
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char byte = 0;
+  return recv(fd, &byte, 1, 0) <= 0 && errno != EAGAIN;
+}
+
+// One push flow by hand; returns whether the acknowledgement arrived.
+bool push_by_hand(std::uint16_t port, std::uint64_t size, std::uint64_t token = 0) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return false;
+  FlowHeader h;
+  h.flow_id = 77;
+  h.size_bytes = size;
+  h.token = token;
+  const auto header = encode(h);
+  bool ok = send(fd, header.data(), header.size(), 0) == static_cast<ssize_t>(header.size());
+  std::vector<char> payload(size);
+  ok = ok && send(fd, payload.data(), payload.size(), 0) == static_cast<ssize_t>(size);
+  AckBytes ack{};
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ok = ok && recv(fd, ack.data(), ack.size(), MSG_WAITALL) == static_cast<ssize_t>(ack.size()) && decode_ack(ack) == 77;
+  ::close(fd);
+  return ok;
+}
+
+void wait_for(const std::function<bool()>& condition) {
+  for (int i = 0; i < 200 && !condition(); ++i) std::this_thread::sleep_for(10ms);
+}
+
+}  // namespace
+
+TEST(Loopback, PushAndPullEveryFlowEndsOk) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  const auto flows = write_schedule_file(dir.file("s.csv"), 200e6, 500'000'000);
+  ASSERT_GT(flows, 1000u);
+  for (auto direction : {Direction::push, Direction::pull}) {
+    auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+    o.direction = direction;
+    std::atomic<bool> interrupt{false};
+    const auto result = run_client(o, interrupt);
+    std::uint64_t total = 0;
+    const auto by_status = statuses(dir.file("r.csv"), &total);
+    EXPECT_EQ(total, flows);
+    EXPECT_EQ(result.records, flows);
+    EXPECT_EQ(by_status.at("ok"), flows) << "direction " << static_cast<int>(direction);
+    EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), flows);
+  }
+  const auto c = server.counters();
+  EXPECT_EQ(c.push_flows, flows);
+  EXPECT_EQ(c.pull_flows, flows);
+  EXPECT_EQ(c.bad_headers, 0u);
+}
+
+TEST(Loopback, PerFlowPolicyOpensAConnectionPerFlow) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  const auto flows = write_schedule_file(dir.file("s.csv"), 50e6, 300'000'000);
+  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+  o.policy = ConnectionPolicy::per_flow;
+  std::atomic<bool> interrupt{false};
+  const auto result = run_client(o, interrupt);
+  EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), flows);
+  wait_for([&] { return server.counters().push_flows == flows; });
+  EXPECT_EQ(server.counters().accepted, flows);
+}
+
+TEST(Loopback, ServerGoneMidRunEveryFlowStillHasARecord) {
+  TempDir dir;
+  auto server = std::make_unique<Server>(loopback_server());
+  server->start();
+  const auto flows = write_schedule_file(dir.file("s.csv"), 100e6, 1'500'000'000);
+  auto o = client_for(*server, dir.file("s.csv"), dir.file("r.csv"));
+  std::atomic<bool> interrupt{false};
+  std::thread killer([&] {
+    std::this_thread::sleep_for(600ms);
+    server.reset();  // listeners and every connection close
+  });
+  const auto result = run_client(o, interrupt);
+  killer.join();
+  std::uint64_t total = 0;
+  const auto by_status = statuses(dir.file("r.csv"), &total);
+  EXPECT_EQ(total, flows);
+  EXPECT_GT(by_status.count("ok") ? by_status.at("ok") : 0, 0u);
+  EXPECT_GT(by_status.count("failed") ? by_status.at("failed") : 0, 0u);
+  EXPECT_EQ(result.summary.flows(), flows);
+}
+
+TEST(Loopback, InterruptCancelsTheRestAndLosesNothing) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  const auto flows = write_schedule_file(dir.file("s.csv"), 100e6, 3'000'000'000);
+  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+  o.grace_ns = 200'000'000;
+  std::atomic<bool> interrupt{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(700ms);
+    interrupt.store(true);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = run_client(o, interrupt);
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2500ms);  // not the whole 3 s schedule
+  EXPECT_TRUE(result.interrupted);
+  std::uint64_t total = 0;
+  const auto by_status = statuses(dir.file("r.csv"), &total);
+  EXPECT_EQ(total, flows);
+  EXPECT_GT(by_status.at("ok"), 0u);
+  EXPECT_GT(by_status.at("cancelled"), flows / 2);
+}
+
+TEST(Loopback, BulkStreamsRunForTheDuration) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  ClientOptions o;
+  o.records = dir.file("r.csv");
+  o.bulk_streams = 2;
+  o.bulk_dst = "127.0.0.1:" + std::to_string(port_of(server));
+  o.duration_ns = 400'000'000;
+  o.prepare_ns = 50'000'000;
+  std::atomic<bool> interrupt{false};
+  const auto result = run_client(o, interrupt);
+  EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), 2u);
+  EXPECT_GT(result.summary.goodput_bps(), 100e6);
+  wait_for([&] { return server.counters().streams == 2; });
+  EXPECT_EQ(server.counters().streams, 2u);
+}
+
+TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {
+  TempDir dir;
+  const auto flows = write_schedule_file(dir.file("s.csv"), 10e6, 200'000'000);
+  ClientOptions o;
+  o.schedule = dir.file("s.csv");
+  o.records = dir.file("r.csv");
+  o.port = 1;  // nothing listens there
+  o.prepare_ns = 50'000'000;
+  o.retry_ns = 200'000'000;
+  std::atomic<bool> interrupt{false};
+  const auto result = run_client(o, interrupt);
+  EXPECT_EQ(result.summary.flows_with(FlowStatus::failed), flows);
+  std::ifstream in(dir.file("r.csv"));
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find("connect to 127.0.0.1:1: Connection refused (retried for"), std::string::npos);
+}
+
+TEST(ServerBounds, BadPeersCostOnlyTheirConnection) {
+  auto options = loopback_server();
+  options.token = token_from_phrase("letmein");
+  options.max_flow_bytes = 1 << 20;
+  options.header_timeout_ns = 200'000'000;
+  Server server(options);
+  server.start();
+  const std::uint16_t port = port_of(server);
+  const std::uint64_t token = token_from_phrase("letmein");
+
+  // Garbage instead of a header.
+  int fd = connect_loopback(port);
+  std::string garbage(32, 'G');
+  send(fd, garbage.data(), garbage.size(), 0);
+  EXPECT_TRUE(closed_by_peer(fd));
+  ::close(fd);
+  // The right header with the wrong token, and a flow above the limit.
+  EXPECT_FALSE(push_by_hand(port, 100, token_from_phrase("guess")));
+  EXPECT_FALSE(push_by_hand(port, 2 << 20, token));
+  // Half a header, then silence.
+  fd = connect_loopback(port);
+  send(fd, garbage.data(), 10, 0);
+  EXPECT_TRUE(closed_by_peer(fd));
+  ::close(fd);
+
+  EXPECT_TRUE(push_by_hand(port, 100000, token));  // still serving
+  wait_for([&] { return server.counters().header_timeouts == 1; });
+  const auto c = server.counters();
+  EXPECT_EQ(c.bad_headers, 1u);
+  EXPECT_EQ(c.unauthenticated, 1u);
+  EXPECT_EQ(c.too_large, 1u);
+  EXPECT_EQ(c.header_timeouts, 1u);
+  EXPECT_EQ(c.push_flows, 1u);
+}
+
+TEST(ServerBounds, ConnectionFloodIsCappedAndServingContinues) {
+  auto options = loopback_server();
+  options.max_connections = 50;
+  Server server(options);
+  server.start();
+  const std::uint16_t port = port_of(server);
+  std::vector<int> flood;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = connect_loopback(port);
+    if (fd >= 0) flood.push_back(fd);
+  }
+  wait_for([&] { return server.counters().rejected_full >= 250; });
+  auto c = server.counters();
+  EXPECT_LE(c.open, 50u);
+  EXPECT_GE(c.rejected_full, 250u);
+  for (int fd : flood) ::close(fd);
+  wait_for([&] { return server.counters().open == 0; });
+  EXPECT_TRUE(push_by_hand(port, 4096));
+}
+
+}  // namespace xtk

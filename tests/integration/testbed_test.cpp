@@ -1,0 +1,194 @@
+// xtk-server and xtk-client as processes in a network-namespace testbed: real
+// links, a bridge as the switch, tc shaping. Needs root; skips otherwise.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/process.hpp"
+#include "testbed/testbed.hpp"
+#include "workload/generator.hpp"
+
+namespace xtk {
+namespace {
+
+using namespace std::chrono_literals;
+
+class TestbedFlows : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("xtk_tb_" + std::to_string(::getpid()) + "_" + std::to_string(++count_));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    servers_.clear();
+    testbed_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  void build(std::size_t hosts, std::vector<Shaping> shaping = {}) {
+    TestbedSpec spec;
+    spec.name = "it" + std::to_string(::getpid() % 100000) + "-" + std::to_string(count_);
+    spec.hosts = hosts;
+    spec.shaping = std::move(shaping);
+    testbed_ = std::make_unique<Testbed>(spec);
+  }
+
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  ChildProcess& start_server(std::size_t host) {
+    servers_.push_back(std::make_unique<ChildProcess>(
+        testbed_->in_host(host, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}), file("server.log")));
+    std::this_thread::sleep_for(200ms);  // listening before the first connect
+    return *servers_.back();
+  }
+
+  // A web-search or google-rpc schedule from h0 to `destinations`; returns its flow count.
+  std::uint64_t schedule(const std::string& path, const std::string& destinations, double load_bps,
+                         std::int64_t duration_ns, const std::string& cdf = "google-rpc") {
+    GenConfig c;
+    c.cdf = std::make_shared<FlowSizeCdf>(FlowSizeCdf::load_file(std::string(XTK_CDF_DIR) + "/" + cdf + ".cdf"));
+    c.load_bps = load_bps;
+    c.link_bps = 1e9;
+    c.duration_ns = duration_ns;
+    c.sources = {"h0"};
+    c.destinations = parse_host_mix(destinations, "--dst");
+    return write_schedule(c, path).flows;
+  }
+
+  std::vector<std::string> client(std::vector<std::string> args) {
+    std::vector<std::string> argv{XTK_CLIENT_BIN, "--map", "h1=10.77.0.2,h2=10.77.0.3",
+                                  "--retry-for",  "500ms", "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testbed_->in_host(0, argv);
+  }
+
+  static std::map<std::string, std::uint64_t> statuses(const std::string& path, std::uint64_t* total) {
+    std::map<std::string, std::uint64_t> out;
+    std::ifstream in(path);
+    *total = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#' || line.rfind("flow_id,", 0) == 0) continue;
+      ++*total;
+      std::size_t pos = 0;
+      for (int i = 0; i < 8; ++i) pos = line.find(',', pos) + 1;
+      out[line.substr(pos, line.find(',', pos) - pos)]++;
+    }
+    return out;
+  }
+
+  std::unique_ptr<Testbed> testbed_;
+  std::vector<std::unique_ptr<ChildProcess>> servers_;
+  std::filesystem::path dir_;
+  static inline int count_ = 0;
+};
+
+TEST_F(TestbedFlows, PushAndPullPoolAndPerFlowAllComplete) {
+  build(2);
+  start_server(1);
+  const auto flows = schedule(file("s.csv"), "h1", 100e6, 1'000'000'000);
+  for (const char* policy : {"pool", "per-flow"}) {
+    for (const char* direction : {"push", "pull"}) {
+      const auto out =
+          run_checked(client({file("s.csv"), "-o", file("r.csv"), "--policy", policy, "--direction", direction}), 30s);
+      const auto j = nlohmann::json::parse(out);
+      EXPECT_EQ(j["summary"]["flows_by_status"]["ok"], flows) << policy << " " << direction;
+      std::uint64_t total = 0;
+      EXPECT_EQ(statuses(file("r.csv"), &total)["ok"], flows);
+      EXPECT_EQ(total, flows);
+    }
+  }
+}
+
+TEST_F(TestbedFlows, FanInPullFromTwoServersThroughAShapedPort) {
+  // h0's switch port carries both servers' bytes: the incast bottleneck (configuration B).
+  Shaping port;
+  port.where = Shaping::Where::port;
+  port.host = 0;
+  port.rate_bps = 200e6;
+  build(3, {port});
+  start_server(1);
+  start_server(2);
+  const auto flows = schedule(file("s.csv"), "h1,h2", 150e6, 2'000'000'000, "web-search");
+  const auto out = run_checked(client({file("s.csv"), "-o", file("r.csv"), "--direction", "pull"}), 60s);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["summary"]["flows_by_status"]["ok"], flows);
+  EXPECT_LT(j["summary"]["goodput_bps"].get<double>(), 200e6 * 1.05);  // the shaped port holds
+  std::uint64_t total = 0;
+  statuses(file("r.csv"), &total);
+  EXPECT_EQ(total, flows);
+}
+
+TEST_F(TestbedFlows, ShapedPortLimitsBulkStreams) {
+  Shaping port;
+  port.host = 1;
+  port.rate_bps = 500e6;
+  build(2, {port});
+  start_server(1);
+  const auto out = run_checked(testbed_->in_host(0, {XTK_CLIENT_BIN, "--bulk", "2", "--dst", "10.77.0.2", "-t", "2s",
+                                                     "-o", file("r.csv"), "--json"}),
+                               30s);
+  const double goodput = nlohmann::json::parse(out)["summary"]["goodput_bps"].get<double>();
+  EXPECT_GT(goodput, 500e6 * 0.85);
+  EXPECT_LT(goodput, 500e6 * 1.02);
+}
+
+TEST_F(TestbedFlows, ServerKilledMidRunEveryFlowHasARecord) {
+  build(2);
+  auto& server = start_server(1);
+  const auto flows = schedule(file("s.csv"), "h1", 50e6, 3'000'000'000);
+  ChildProcess client_process(client({file("s.csv"), "-o", file("r.csv")}), file("client.log"));
+  std::this_thread::sleep_for(1200ms);
+  server.signal(SIGKILL);
+  const auto status = client_process.wait(30s);
+  ASSERT_TRUE(status) << "client did not end";
+  std::uint64_t total = 0;
+  auto by_status = statuses(file("r.csv"), &total);
+  EXPECT_EQ(total, flows);
+  EXPECT_GT(by_status["ok"], 0u);
+  EXPECT_GT(by_status["failed"], 0u);
+}
+
+TEST_F(TestbedFlows, ClientInterruptedRecordsTheRestAsCancelled) {
+  build(2);
+  start_server(1);
+  const auto flows = schedule(file("s.csv"), "h1", 50e6, 5'000'000'000);
+  ChildProcess client_process(client({file("s.csv"), "-o", file("r.csv"), "--grace", "300ms"}), file("client.log"));
+  std::this_thread::sleep_for(1500ms);
+  client_process.signal(SIGINT);
+  const auto status = client_process.wait(10s);
+  ASSERT_TRUE(status) << "client did not stop";
+  EXPECT_EQ(*status, 0);
+  std::uint64_t total = 0;
+  auto by_status = statuses(file("r.csv"), &total);
+  EXPECT_EQ(total, flows);
+  EXPECT_GT(by_status["ok"], 0u);
+  EXPECT_GT(by_status["cancelled"], flows / 2);
+}
+
+TEST(Testbed, TearDownLeavesNoNamespaces) {
+  if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+  const std::string name = "td" + std::to_string(::getpid() % 100000);
+  {
+    TestbedSpec spec;
+    spec.name = name;
+    spec.hosts = 3;
+    Testbed testbed(spec);
+    EXPECT_NE(run_checked({"ip", "netns", "list"}).find("xtk-" + name + "-h2"), std::string::npos);
+  }
+  EXPECT_EQ(run_checked({"ip", "netns", "list"}).find("xtk-" + name + "-"), std::string::npos);
+  EXPECT_THROW(parse_shaping("port:x1=1G"), UsageError);
+  EXPECT_EQ(parse_shaping("nic:h2=10G/tbf").qdisc, Shaping::Qdisc::tbf);
+}
+
+}  // namespace
+}  // namespace xtk

@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "flow/record.hpp"
+#include "flow/summary.hpp"
+
+namespace xtk {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+FlowRecord ok_flow(std::uint64_t id, std::uint64_t size, std::int64_t sched, std::int64_t late, std::int64_t fct) {
+  FlowRecord r;
+  r.flow_id = id;
+  r.dst = "h1";
+  r.size_bytes = size;
+  r.sched_start_ns = sched;
+  r.start_ns = sched + late;
+  r.end_ns = sched + late + fct;
+  return r;
+}
+
+}  // namespace
+
+TEST(Records, CsvWithQuotingAndNeverStartedFlows) {
+  const auto path = (std::filesystem::temp_directory_path() / "xtk_records_test.csv").string();
+  {
+    RecordWriter w(path);
+    w.write(ok_flow(1, 1000, 5000, 1500, 20000));
+    FlowRecord failed;
+    failed.flow_id = 2;
+    failed.dst = "10.0.0.2";
+    failed.size_bytes = 10;
+    failed.sched_start_ns = 7000;
+    failed.status = FlowStatus::failed;
+    failed.error = "connect to 10.0.0.2:7000: Connection refused, \"twice\"";
+    w.write(failed);
+    w.close();
+    EXPECT_EQ(w.written(), 2u);
+  }
+  EXPECT_EQ(slurp(path),
+            "# xtk-flow-records\n# format_version=1\n"
+            "flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error\n"
+            "1,h1,1000,5000,6500,26500,20.000,1.500,ok,\n"
+            "2,10.0.0.2,10,7000,-1,-1,0.000,0.000,failed,"
+            "\"connect to 10.0.0.2:7000: Connection refused, \"\"twice\"\"\"\n");
+  std::filesystem::remove(path);
+}
+
+TEST(Records, JsonLinesByExtension) {
+  const auto path = (std::filesystem::temp_directory_path() / "xtk_records_test.jsonl").string();
+  {
+    RecordWriter w(path);
+    EXPECT_EQ(w.format(), RecordWriter::Format::jsonl);
+    w.write(ok_flow(3, 64, 0, 2000, 8000));
+  }
+  const auto j = nlohmann::json::parse(slurp(path));
+  EXPECT_EQ(j["flow_id"], 3);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_DOUBLE_EQ(j["fct_us"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(j["lateness_us"].get<double>(), 2.0);
+  std::filesystem::remove(path);
+}
+
+TEST(Summary, BinsStatusesLoadAndDrift) {
+  SummaryInputs in;
+  in.requested_bps = 1e9;
+  in.link_bps = 8e9;  // 1 byte per ns: ideal FCT in ns = size
+  in.duration_ns = 1'000'000'000;
+  ClientSummary s(in);
+  s.add(ok_flow(0, 50'000, 10'000'000, 1'000, 100'000));          // first 10 %, slowdown 2
+  s.add(ok_flow(1, 500'000, 500'000'000, 3'000, 1'000'000));      // slowdown 2
+  s.add(ok_flow(2, 20'000'000, 950'000'000, 9'000, 40'000'000));  // last 10 %, slowdown 2
+  FlowRecord timeout = ok_flow(3, 1000, 960'000'000, 1'000, 0);
+  timeout.status = FlowStatus::timeout;
+  timeout.end_ns = -1;
+  timeout.error = "no end within 60 s";
+  s.add(timeout);
+  s.set_elapsed_ns(1'000'000'000);
+  EXPECT_EQ(s.flows(), 4u);
+  EXPECT_EQ(s.flows_with(FlowStatus::ok), 3u);
+  EXPECT_EQ(s.flows_with(FlowStatus::timeout), 1u);
+  EXPECT_DOUBLE_EQ(s.offered_bps(), (50'000 + 500'000 + 20'000'000 + 1000) * 8.0);
+  EXPECT_DOUBLE_EQ(s.goodput_bps(), (50'000 + 500'000 + 20'000'000) * 8.0);
+  EXPECT_DOUBLE_EQ(s.early_lateness_p50_ns(), 1000);
+  EXPECT_NEAR(s.late_lateness_p50_ns(), 9000, 9000 / 128.0);
+  const auto j = s.to_json();
+  EXPECT_EQ(j["size_bins"]["<=100KB"]["flows"], 1);
+  EXPECT_EQ(j["size_bins"][">10MB"]["flows"], 1);
+  EXPECT_NEAR(j["size_bins"]["100KB-1MB"]["slowdown"]["p50"].get<double>(), 2.0, 0.02);
+  EXPECT_EQ(j["first_error"], "flow 3: no end within 60 s");
+  std::ostringstream human;
+  s.print(human);
+  EXPECT_NE(human.str().find("ok 3, failed 0, timeout 1, cancelled 0"), std::string::npos);
+}
+
+}  // namespace xtk

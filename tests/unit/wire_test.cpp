@@ -1,0 +1,73 @@
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "transport/socket.hpp"
+#include "transport/wire.hpp"
+
+namespace xtk {
+
+TEST(Wire, HeaderRoundTripInNetworkOrder) {
+  FlowHeader h;
+  h.direction = Direction::pull;
+  h.flow_id = 0x0102030405060708ULL;
+  h.size_bytes = 1500;
+  h.token = token_from_phrase("secret");
+  const auto bytes = encode(h);
+  EXPECT_EQ(bytes[0], 'X');
+  EXPECT_EQ(bytes[3], 'F');
+  EXPECT_EQ(bytes[4], kWireVersion);
+  EXPECT_EQ(bytes[5], 1);
+  EXPECT_EQ(bytes[8], 0x01);  // big-endian flow id
+  EXPECT_EQ(bytes[15], 0x08);
+  std::string reason;
+  const auto back = decode(bytes, &reason);
+  ASSERT_TRUE(back) << reason;
+  EXPECT_EQ(back->direction, Direction::pull);
+  EXPECT_FALSE(back->stream);
+  EXPECT_EQ(back->flow_id, h.flow_id);
+  EXPECT_EQ(back->size_bytes, 1500u);
+  EXPECT_EQ(back->token, h.token);
+}
+
+TEST(Wire, BadHeadersSayWhy) {
+  auto bytes = encode(FlowHeader{});
+  std::string reason;
+  auto bad = bytes;
+  bad[0] = 'Y';
+  EXPECT_FALSE(decode(bad, &reason));
+  EXPECT_EQ(reason, "bad magic 0x59544b46");
+  bad = bytes;
+  bad[4] = 9;
+  EXPECT_FALSE(decode(bad, &reason));
+  EXPECT_EQ(reason, "wire version 9 (this xtk speaks 1)");
+  bad = bytes;
+  bad[5] = 2;
+  EXPECT_FALSE(decode(bad, &reason));
+  EXPECT_EQ(reason, "bad direction 2");
+  bad = bytes;
+  bad[7] = 4;
+  EXPECT_FALSE(decode(bad, &reason));
+  EXPECT_EQ(reason, "unknown flags");
+}
+
+TEST(Wire, AckAndTokens) {
+  EXPECT_EQ(decode_ack(encode_ack(42)), 42u);
+  EXPECT_EQ(token_from_phrase(""), 0u);
+  EXPECT_EQ(token_from_phrase("a"), token_from_phrase("a"));
+  EXPECT_NE(token_from_phrase("a"), token_from_phrase("b"));
+}
+
+TEST(Socket, AddressesWithAndWithoutPorts) {
+  EXPECT_EQ(resolve_address("127.0.0.1:7100", 7000, "t").to_string(), "127.0.0.1:7100");
+  EXPECT_EQ(resolve_address("127.0.0.1", 7000, "t").to_string(), "127.0.0.1:7000");
+  EXPECT_EQ(resolve_address("[::1]:7100", 7000, "t").to_string(), "[::1]:7100");
+  EXPECT_EQ(resolve_address("::1", 7000, "t").to_string(), "[::1]:7000");
+  EXPECT_EQ(resolve_address("fd77::2", 7000, "t").to_string(), "[fd77::2]:7000");
+  EXPECT_THROW(resolve_address("127.0.0.1:http", 7000, "t"), UsageError);
+  EXPECT_THROW(resolve_address("no-such-host.invalid", 7000, "t"), UsageError);
+  EXPECT_TRUE(is_numeric_host("10.0.0.1:5"));
+  EXPECT_TRUE(is_numeric_host("[fd77::1]:5"));
+  EXPECT_FALSE(is_numeric_host("h1"));
+}
+
+}  // namespace xtk
