@@ -215,6 +215,12 @@ struct Worker::Impl {
     }
   }
 
+  // No connection can take a new flow to `dst` now: the pool is busy and full.
+  bool saturated(std::uint32_t dst) {
+    const DestinationState& ds = dst_state(dst);
+    return ds.open >= opt.pool_limit && (opt.policy == ConnectionPolicy::per_flow || ds.idle.empty());
+  }
+
   void apply_class(Connection& c, const PlannedFlow& plan) {
     const int family = shared.destinations[c.dst].address.family();
     if (c.dscp != plan.dscp && set_dscp(c.fd.get(), family, plan.dscp) == 0) c.dscp = plan.dscp;
@@ -252,7 +258,9 @@ struct Worker::Impl {
       c.flow.reset();
     }
     if (!reusable || opt.policy == ConnectionPolicy::per_flow || shared.stopping.load(std::memory_order_relaxed)) {
+      const std::uint32_t dst = c.dst;
       close_connection(c);
+      if (!ds.pending.empty()) feed_connections(dst, now);  // the freed slot goes to a waiting flow
       return;
     }
     if (!ds.pending.empty()) {
@@ -519,7 +527,8 @@ struct Worker::Impl {
     for (int i = 0; i < n; ++i) {
       const std::int64_t now_i = monotonic_ns();
       // A flow start comes first; the events left are reported again (level-triggered).
-      if (now_i + kYieldNs >= next_due()) return;
+      // One event always goes through, so a backlog of late flows cannot starve the I/O.
+      if (i > 0 && now_i + kYieldNs >= next_due()) return;
       auto* c = static_cast<Connection*>(events[i].data.ptr);
       if (connections.count(c) == 0) continue;  // closed by an earlier event in this batch
       on_event(*c, events[i].events, now_i);
@@ -571,7 +580,9 @@ struct Worker::Impl {
           const std::int64_t due = shared.start_mono_ns + plan->sched_ns;
           if (due <= deadline) {
             deadline = due;
-            spin = true;
+            // Spinning only helps a flow that can start on time; one that will
+            // wait for a free connection anyway leaves the CPU to the I/O.
+            spin = !saturated(plan->dst);
           }
         }
       }

@@ -36,6 +36,8 @@ nlohmann::json ServerCounters::to_json() const {
 namespace {
 
 constexpr std::size_t kChunk = 1 << 18;
+// A header read also takes the payload of small flows with it.
+constexpr std::size_t kHeaderRead = 1 << 16;
 constexpr std::int64_t kSweepNs = 100'000'000;
 
 enum class State { header, push_body, push_stream, ack, pull_body };
@@ -152,28 +154,49 @@ struct Server::Worker {
     return true;
   }
 
+  // Takes flow bytes from `data` (header bytes, payload) in the connection's
+  // state; false when the connection is to be closed. Small flows thus cost one
+  // recv: header and payload arrive together.
+  bool consume(Connection& c, const char* data, std::size_t length) {
+    while (length > 0) {
+      if (c.state == State::header) {
+        const std::size_t take = std::min(length, kFlowHeaderBytes - c.header_got);
+        std::memcpy(c.header.data() + c.header_got, data, take);
+        c.header_got += take;
+        data += take;
+        length -= take;
+        if (c.header_got < kFlowHeaderBytes) return true;
+        if (!begin_flow(c)) return false;
+        if (c.state == State::ack && !on_writable(c)) return false;
+      } else if (c.state == State::push_stream) {
+        return true;
+      } else if (c.state == State::push_body) {
+        const std::uint64_t take = std::min<std::uint64_t>(length, c.left);
+        c.left -= take;
+        data += take;
+        length -= static_cast<std::size_t>(take);
+        if (c.left == 0) {
+          c.state = State::ack;
+          if (!on_writable(c)) return false;
+        }
+      } else {
+        // A peer that sends during its ack or pull: a protocol error.
+        bump(counters.bad_headers);
+        return false;
+      }
+    }
+    return true;
+  }
+
   // Reads what is there; false when the connection is to be closed.
   bool on_readable(Connection& c) {
     while (true) {
-      if (c.state == State::header) {
-        const ssize_t n = recv(c.fd.get(), c.header.data() + c.header_got, kFlowHeaderBytes - c.header_got, 0);
-        if (n == 0) return false;  // a clean close between flows
-        if (n < 0) return errno == EAGAIN || errno == EINTR;
-        c.header_got += static_cast<std::size_t>(n);
-        if (c.header_got < kFlowHeaderBytes) continue;
-        if (!begin_flow(c)) return false;
-        continue;
-      }
       if (c.state == State::push_body || c.state == State::push_stream) {
         const std::size_t want = c.state == State::push_stream ? kChunk : std::min<std::uint64_t>(c.left, kChunk);
         // MSG_TRUNC: TCP discards the bytes without copying them out.
         const ssize_t n = recv(c.fd.get(), buffer.data(), want, MSG_TRUNC);
         if (n == 0) {
-          if (c.state == State::push_stream) {
-            bump(counters.streams);
-          } else {
-            bump(counters.aborted_flows);
-          }
+          bump(c.state == State::push_stream ? counters.streams : counters.aborted_flows);
           return false;
         }
         if (n < 0) return errno == EAGAIN || errno == EINTR;
@@ -186,8 +209,19 @@ struct Server::Worker {
         }
         continue;
       }
-      // ack or pull_body: nothing should arrive now; a peer that sends anyway
-      // is read on the next header. Only notice a close.
+      if (c.state == State::header) {
+        const ssize_t n = recv(c.fd.get(), buffer.data(), kHeaderRead, 0);
+        if (n == 0) {
+          if (c.header_got > 0) bump(counters.aborted_flows);
+          return false;
+        }
+        if (n < 0) return errno == EAGAIN || errno == EINTR;
+        bump(counters.bytes_received, static_cast<std::uint64_t>(n));
+        if (!consume(c, buffer.data(), static_cast<std::size_t>(n))) return false;
+        if (c.state == State::header && static_cast<std::size_t>(n) < kHeaderRead) return true;  // drained
+        continue;
+      }
+      // ack or pull_body: nothing should arrive now; only notice a close.
       char probe = 0;
       const ssize_t n = recv(c.fd.get(), &probe, 1, MSG_PEEK);
       if (n == 0) {

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""bench/flow: xtk's flow engine against its peers, every ratio from one run.
+
+  1. bulk throughput, loopback and a veth pair, 1 and 4 streams: xtk / iperf2 and / iperf3
+  2. web-search consistent and burst at 30 % and 80 % of a 1 and a 5 Gbit/s shaped port:
+     lateness p50/p99/max and drift against this machine's timer floor, and the load
+     achieved at the receiver's interface against the schedule's offered load
+  3. 1 KB flows as fast as possible on loopback: flows/s against a minimal epoll
+     client/server (persistent connections and a connection per flow)
+  4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest
+
+Needs root (network namespaces), iperf3 and iperf (2), a Release build. Nothing else may
+run on this machine meanwhile: with 2 cores, a benchmark beside a build is void.
+
+  sudo bench/flow/run.py                 # everything (about 6 minutes)
+  sudo bench/flow/run.py --parts 1,3 --seconds 3
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build", "release")
+TOOLS = {name: os.path.join(BUILD, "tools", name, name) for name in
+         ("xtk-gen", "xtk-server", "xtk-client", "xtk-testbed")}
+CEILING = os.path.join(BUILD, "bench", "flow", "xtk-bench-ceiling")
+TIMER_FLOOR = os.path.join(BUILD, "bench", "flow", "xtk-bench-timer-floor")
+FIXED_1KB = os.path.join(ROOT, "bench", "flow", "fixed-1kb.cdf")
+TESTBED = "benchflow"
+H0, H1 = f"xtk-{TESTBED}-h0", f"xtk-{TESTBED}-h1"
+H1_ADDR = "10.77.0.2"
+
+started = []  # every process this script starts, stopped by PID at the end
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def start(argv, log=subprocess.DEVNULL):
+    p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    started.append(p)
+    return p
+
+
+def stop(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(3)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def in_ns(ns, argv):
+    return ["ip", "netns", "exec", ns] + argv if ns else argv
+
+
+def testbed_up(shape=None):
+    argv = [TOOLS["xtk-testbed"], "up", TESTBED, "--hosts", "2"]
+    if shape:
+        argv += ["--shape", shape]
+    run(argv)
+
+
+def testbed_down():
+    subprocess.run([TOOLS["xtk-testbed"], "down", TESTBED], capture_output=True)
+
+
+def rx_bytes(ns, dev="eth0"):
+    return int(run(in_ns(ns, ["cat", f"/sys/class/net/{dev}/statistics/rx_bytes"])))
+
+
+# ---------------------------------------------------------------- part 1: bulk throughput
+
+def xtk_bulk(ns_client, ns_server, addr, port, streams, seconds):
+    server = start(in_ns(ns_server, [TOOLS["xtk-server"], "--listen", f"{addr}:{port}", "--quiet",
+                                     "--threads", str(min(streams, 2))]))
+    time.sleep(0.3)
+    out = run(in_ns(ns_client, [TOOLS["xtk-client"], "--bulk", str(streams), "--dst", f"{addr}:{port}",
+                                "-t", f"{seconds}s", "-o", "/dev/null", "--json"]))
+    stop(server)
+    return json.loads(out)["summary"]["goodput_bps"]
+
+
+def iperf3_bulk(ns_client, ns_server, addr, port, streams, seconds):
+    server = start(in_ns(ns_server, ["iperf3", "-s", "-p", str(port), "-1"]))
+    time.sleep(0.3)
+    out = run(in_ns(ns_client, ["iperf3", "-c", addr, "-p", str(port), "-t", str(seconds), "-P", str(streams),
+                                "-J"]))
+    stop(server)
+    return json.loads(out)["end"]["sum_received"]["bits_per_second"]
+
+
+def iperf2_bulk(ns_client, ns_server, addr, port, streams, seconds):
+    server = start(in_ns(ns_server, ["iperf", "-s", "-p", str(port)]))
+    time.sleep(0.3)
+    out = run(in_ns(ns_client, ["iperf", "-c", addr, "-p", str(port), "-t", str(seconds), "-P", str(streams),
+                                "-y", "C"]))
+    stop(server)
+    rows = [line.split(",") for line in out.strip().splitlines()]
+    return float(rows[-1][8])  # the sum line when -P > 1, else the one stream
+
+
+def part_bulk(seconds):
+    print("\n== 1. bulk throughput (Gbit/s), xtk-client --bulk vs iperf3 -P and iperf2 -P")
+    print(f"# {'path':9} {'streams':>7} {'xtk':>8} {'iperf3':>8} {'iperf2':>8} {'xtk/iperf3':>10} "
+          f"{'xtk/iperf2':>10} {'xtk/best':>8}")
+    testbed_up()
+    rows = []
+    try:
+        for path, client_ns, server_ns, addr in (("loopback", None, None, "127.0.0.1"), ("veth", H0, H1, H1_ADDR)):
+            for streams in (1, 4):
+                x = xtk_bulk(client_ns, server_ns, addr, 7300, streams, seconds)
+                i3 = iperf3_bulk(client_ns, server_ns, addr, 7301, streams, seconds)
+                i2 = iperf2_bulk(client_ns, server_ns, addr, 7302, streams, seconds)
+                rows.append((path, streams, x, i3, i2))
+                print(f"  {path:9} {streams:7} {x / 1e9:8.2f} {i3 / 1e9:8.2f} {i2 / 1e9:8.2f} {x / i3:10.2f} "
+                      f"{x / i2:10.2f} {x / max(i3, i2):8.2f}", flush=True)
+    finally:
+        testbed_down()
+    return rows
+
+
+# ---------------------------------------------------------------- part 2: lateness and load
+
+def timer_floor(mean_gap_us, seconds):
+    load = start(["iperf3", "-s", "-p", "7310", "-1"])
+    time.sleep(0.2)
+    client = start(["iperf3", "-c", "127.0.0.1", "-p", "7310", "-t", str(seconds + 2)])
+    time.sleep(0.5)
+    out = run([TIMER_FLOOR, f"{mean_gap_us:.3f}", str(seconds), "100", "1"]).split()
+    stop(client)
+    stop(load)
+    return {"events": int(out[0]), "p50": float(out[1]), "p99": float(out[2]), "max": float(out[3]),
+            "fifo": out[4] == "1"}
+
+
+def schedule(path, cdf, profile, link, load, seconds):
+    run([TOOLS["xtk-gen"], "--cdf", cdf, "--profile", profile, "--link", link, "--load", str(load), "-t",
+         f"{seconds}s", "--dst", "h1", "-o", path])
+    report = json.loads(run([TOOLS["xtk-gen"], "inspect", "--json", path]))
+    return report
+
+
+def replay(path, seconds, tmp, extra=()):
+    """Runs xtk-client in h0 against a server in h1; reads h1's rx_bytes over the schedule."""
+    server = start(in_ns(H1, [TOOLS["xtk-server"], "--listen", "[::]:7000", "--quiet"]))
+    time.sleep(0.3)
+    start_at = time.time() + 1.0
+    records = os.path.join(tmp, "records.csv")
+    client = subprocess.Popen(in_ns(H0, [TOOLS["xtk-client"], path, "--map", f"h1={H1_ADDR}", "-o", records,
+                                         "--json", "--start-at", f"{start_at:.6f}", "--realtime", "--cpus", "1",
+                                         *extra]),
+                              stdout=subprocess.PIPE, text=True)
+    started.append(client)
+    before_all = rx_bytes(H1)
+    time.sleep(max(0.0, start_at - time.time()))
+    at_start = rx_bytes(H1)
+    time.sleep(max(0.0, start_at + seconds - time.time()))
+    at_end = rx_bytes(H1)
+    out, _ = client.communicate(timeout=seconds + 120)
+    after_all = rx_bytes(H1)
+    stop(server)
+    return json.loads(out), (before_all, at_start, at_end, after_all)
+
+
+def part_lateness(seconds, tmp):
+    print("\n== 2. web-search replay in the testbed: lateness vs this machine's timer floor, load at the receiver")
+    print(f"# {'link':>5} {'profile':10} {'load':>4} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} "
+          f"{'late_max_us':>11} {'drift_us':>8} {'floor_p99_us':>12} {'p99/floor':>9} {'achieved/offered':>16}")
+    rows = []
+    for link in ("1G", "5G"):
+        testbed_up(f"port:h1={link}")
+        try:
+            for profile in ("consistent", "burst"):
+                for load in (0.3, 0.8):
+                    path = os.path.join(tmp, f"{profile}-{link}-{load}.csv")
+                    report = schedule(path, "web-search", profile, link, load, seconds)
+                    mean_gap_us = seconds * 1e6 / max(1, report["flows"])
+                    floor = timer_floor(mean_gap_us, min(seconds, 5))
+                    result, rx = replay(path, seconds, tmp)
+                    s = result["summary"]
+                    # Header overhead from the whole run: interface bytes per payload byte.
+                    overhead = (rx[3] - rx[0]) / max(1, report["bytes"])
+                    achieved = (rx[2] - rx[1]) * 8 / seconds / overhead
+                    ratio = achieved / report["offered_bps"]
+                    p99 = s["lateness_us"]["p99"]
+                    rows.append((link, profile, load, s, floor, ratio))
+                    print(f"  {link:>5} {profile:10} {load:4.1f} {s['flows']:6} {s['lateness_us']['p50']:11.1f} "
+                          f"{p99:11.1f} {s['lateness_us']['max']:11.1f} {s['drift_us']['last_minus_first']:8.1f} "
+                          f"{floor['p99']:12.1f} {p99 / max(floor['p99'], 0.01):9.2f} {ratio:16.4f}", flush=True)
+        finally:
+            testbed_down()
+    return rows
+
+
+# ---------------------------------------------------------------- part 3: small flows
+
+def part_small(seconds, tmp):
+    print("\n== 3. 1 KB flows as fast as possible on loopback (flows/s), against a minimal epoll client/server")
+    print(f"# {'connections':11} {'policy':10} {'xtk':>9} {'ceiling':>9} {'xtk/ceiling':>11}")
+    conns = 8
+    path = os.path.join(tmp, "small.csv")
+    # Far above what the machine can do: every flow is due at once, so xtk runs flat out.
+    run([TOOLS["xtk-gen"], "--cdf", FIXED_1KB, "--load", "8G", "-t", f"{seconds / 4}s", "--dst", "127.0.0.1",
+         "-o", path])
+    rows = []
+    for policy, mode in (("pool", "persistent"), ("per-flow", "per-flow")):
+        ceiling_server = start([CEILING, "server", "7320"])
+        time.sleep(0.2)
+        ceiling = float(run([CEILING, "client", "7320", str(conns), str(seconds), mode]))
+        stop(ceiling_server)
+        server = start([TOOLS["xtk-server"], "--listen", "127.0.0.1:7321", "--quiet"])
+        time.sleep(0.2)
+        out = json.loads(run([TOOLS["xtk-client"], path, "-p", "7321", "--policy", policy, "--pool-limit",
+                              str(conns), "--pool-init", str(conns), "-o", os.path.join(tmp, "small-records.csv"),
+                              "--json"]))
+        stop(server)
+        s = out["summary"]
+        xtk = s["flows_by_status"]["ok"] / (s["elapsed_ns"] / 1e9)
+        rows.append((policy, xtk, ceiling))
+        print(f"  {conns:11} {policy:10} {xtk:9.0f} {ceiling:9.0f} {xtk / ceiling:11.2f}", flush=True)
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parts", default="1,2,3", help="which parts to run (1-3)")
+    parser.add_argument("--seconds", type=float, default=10, help="length of each measurement")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run.py: needs root (network namespaces)")
+    for tool in ("iperf3", "iperf"):
+        if shutil.which(tool) is None:
+            sys.exit(f"run.py: {tool} is not installed (apt-get install iperf3 iperf)")
+    missing = [p for p in list(TOOLS.values()) + [CEILING, TIMER_FLOOR] if not os.path.exists(p)]
+    if missing:
+        sys.exit("run.py: build first (bash scripts/build.sh release); missing: " + ", ".join(missing))
+    parts = {int(p) for p in args.parts.split(",")}
+    print(f"# bench/flow on {os.uname().nodename}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    tmp = tempfile.mkdtemp(prefix="xtk-bench-flow-")
+    try:
+        if 1 in parts:
+            part_bulk(int(args.seconds))
+        if 2 in parts:
+            part_lateness(args.seconds, tmp)
+        if 3 in parts:
+            part_small(args.seconds, tmp)
+    finally:
+        for p in started:
+            stop(p)
+        testbed_down()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
