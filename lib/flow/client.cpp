@@ -243,52 +243,63 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   const bool tty = options.progress && isatty(STDERR_FILENO);
   std::int64_t next_progress = shared.start_mono_ns + 1'000'000'000;
   PlannedFlow plan;
-  bool have = feed.next(plan);
+  bool have = false;
   std::size_t next_worker = 0;
   bool stopped = false;
-  while (true) {
-    const std::int64_t t = monotonic_ns();
-    if (!stopped && interrupt.load()) {
-      stopped = true;
-      result.interrupted = true;
-      shared.stop_deadline_ns.store(t + options.grace_ns);
-      shared.stopping.store(true);
-    }
-    if (stopped) {
-      // Every flow not handed out yet still gets its record.
-      while (have) {
-        cancel(plan, "interrupted before start");
+  // A schedule that turns out bad mid-way stops the run like an interrupt,
+  // after the records of every flow already handed out are written.
+  std::exception_ptr failure;
+  try {
+    have = feed.next(plan);
+    while (true) {
+      const std::int64_t t = monotonic_ns();
+      if (!stopped && interrupt.load()) {
+        stopped = true;
+        result.interrupted = true;
+        shared.stop_deadline_ns.store(t + options.grace_ns);
+        shared.stopping.store(true);
+      }
+      if (stopped) {
+        // Every flow not handed out yet still gets its record.
+        while (have) {
+          cancel(plan, "interrupted before start");
+          have = feed.next(plan);
+        }
+      }
+      while (have && shared.start_mono_ns + plan.sched_ns <= t + kLookaheadNs) {
+        if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
+          cancel(plan, "scheduled after --duration");
+        } else if (!workers[next_worker]->ring().push(plan)) {
+          break;  // that worker is full: try again shortly
+        } else {
+          next_worker = (next_worker + 1) % workers.size();
+        }
         have = feed.next(plan);
       }
-    }
-    while (have && shared.start_mono_ns + plan.sched_ns <= t + kLookaheadNs) {
-      if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
-        cancel(plan, "scheduled after --duration");
-      } else if (!workers[next_worker]->ring().push(plan)) {
-        break;  // that worker is full: try again shortly
-      } else {
-        next_worker = (next_worker + 1) % workers.size();
+      if (!have) shared.feeding_done.store(true, std::memory_order_release);
+      drain();
+      writer.flush_if_due(t);
+      if (tty && t >= next_progress) {
+        const double elapsed = static_cast<double>(t - shared.start_mono_ns) / 1e9;
+        std::cerr << fmt::format("\r  {:7.1f} s  {:>10} flows done  {:>8.3f} Gbit/s  lateness p99 {:8.1f} us ", elapsed,
+                                 result.summary.flows(), result.summary.goodput_bps_at(t - shared.start_mono_ns) / 1e9,
+                                 result.summary.lateness_ns().quantile(0.99) / 1e3);
+        next_progress += 1'000'000'000;
       }
-      have = feed.next(plan);
+      bool all_done = !have;
+      for (const auto& w : workers) all_done = all_done && w->finished();
+      if (all_done) break;
+      // Sleep until the next flow enters the look-ahead window, at most 5 ms.
+      std::int64_t wake = t + 5'000'000;
+      if (have) wake = std::min(wake, std::max(t, shared.start_mono_ns + plan.sched_ns - kLookaheadNs));
+      const timespec ts = to_timespec(wake);
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }
-    if (!have) shared.feeding_done.store(true, std::memory_order_release);
-    drain();
-    writer.flush_if_due(t);
-    if (tty && t >= next_progress) {
-      const double elapsed = static_cast<double>(t - shared.start_mono_ns) / 1e9;
-      std::cerr << fmt::format("\r  {:7.1f} s  {:>10} flows done  {:>8.3f} Gbit/s  lateness p99 {:8.1f} us ", elapsed,
-                               result.summary.flows(), result.summary.goodput_bps_at(t - shared.start_mono_ns) / 1e9,
-                               result.summary.lateness_ns().quantile(0.99) / 1e3);
-      next_progress += 1'000'000'000;
-    }
-    bool all_done = !have;
-    for (const auto& w : workers) all_done = all_done && w->finished();
-    if (all_done) break;
-    // Sleep until the next flow enters the look-ahead window, at most 5 ms.
-    std::int64_t wake = t + 5'000'000;
-    if (have) wake = std::min(wake, std::max(t, shared.start_mono_ns + plan.sched_ns - kLookaheadNs));
-    const timespec ts = to_timespec(wake);
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+  } catch (...) {
+    failure = std::current_exception();
+    shared.stop_deadline_ns.store(monotonic_ns());
+    shared.stopping.store(true);
+    shared.feeding_done.store(true, std::memory_order_release);
   }
   for (auto& w : workers) w->join();
   drain();
@@ -299,6 +310,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   for (auto& w : workers) {
     for (auto& warning : w->warnings()) result.warnings.push_back(std::move(warning));
   }
+  if (failure) std::rethrow_exception(failure);
   return result;
 }
 

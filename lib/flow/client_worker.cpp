@@ -29,6 +29,7 @@ constexpr std::int64_t kMinBackoffNs = 10'000'000, kMaxBackoffNs = 1'000'000'000
 // Data transfer yields to the scheduler this long before the next flow's start:
 // about what one more chunk of copying takes.
 constexpr std::int64_t kYieldNs = 30'000;
+constexpr std::int64_t kBatchNs = 50'000;
 
 const std::vector<char>& zeros() {
   static const std::vector<char> buffer(kChunk, 0);
@@ -444,7 +445,10 @@ struct Worker::Impl {
   void sweep(std::int64_t now) {
     std::vector<Connection*> late;
     for (auto& [ptr, c] : connections) {
-      if (c->flow && c->state == Connection::State::busy && now - c->flow->start_abs > opt.flow_timeout_ns) {
+      // A stream ends at its stop time; the timeout counts from there.
+      const std::int64_t from = c->flow && c->flow->plan.stream ? shared.start_mono_ns + c->flow->plan.stop_ns
+                                                                 : (c->flow ? c->flow->start_abs : 0);
+      if (c->flow && c->state == Connection::State::busy && now - from > opt.flow_timeout_ns) {
         late.push_back(ptr);
       }
     }
@@ -578,11 +582,16 @@ struct Worker::Impl {
       if (!stopping) {
         if (const PlannedFlow* plan = self.ring_.front()) {
           const std::int64_t due = shared.start_mono_ns + plan->sched_ns;
-          // A flow that will wait for a free connection anyway needs no wake-up
-          // of its own: the event that frees a connection starts it.
-          if (due <= deadline && !saturated(plan->dst)) {
-            deadline = due;
-            spin = true;
+          if (due <= deadline) {
+            if (!saturated(plan->dst)) {
+              deadline = due;
+              spin = true;
+            } else {
+              // It will wait for a free connection anyway: no spin, and wake-ups
+              // batched, so a backlog costs no timer per flow; flows behind it
+              // (other destinations) start at most kBatchNs late.
+              deadline = std::max(due, now + kBatchNs);
+            }
           }
         }
       }

@@ -199,7 +199,11 @@ struct Server::Worker {
           bump(c.state == State::push_stream ? counters.streams : counters.aborted_flows);
           return false;
         }
-        if (n < 0) return errno == EAGAIN || errno == EINTR;
+        if (n < 0) {
+          if (errno == EAGAIN || errno == EINTR) return true;
+          bump(counters.aborted_flows);  // a reset mid-flow
+          return false;
+        }
         bump(counters.bytes_received, static_cast<std::uint64_t>(n));
         if (c.state == State::push_stream) continue;
         c.left -= static_cast<std::uint64_t>(n);
@@ -221,14 +225,16 @@ struct Server::Worker {
         if (c.state == State::header && static_cast<std::size_t>(n) < kHeaderRead) return true;  // drained
         continue;
       }
-      // ack or pull_body: nothing should arrive now; only notice a close.
+      // ack or pull_body: nothing may arrive now. Data is a protocol error
+      // (level-triggered epoll would otherwise report it again and again).
       char probe = 0;
       const ssize_t n = recv(c.fd.get(), &probe, 1, MSG_PEEK);
-      if (n == 0) {
-        bump(counters.aborted_flows);
+      if (n > 0) bump(counters.bad_headers);
+      if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
+        if (n <= 0) bump(counters.aborted_flows);
         return false;
       }
-      return n > 0 || errno == EAGAIN || errno == EINTR;
+      return true;
     }
   }
 

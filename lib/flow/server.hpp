@@ -22,7 +22,7 @@ struct ServerOptions {
   unsigned threads = 1;
   std::size_t max_connections = 10000;
   std::int64_t header_timeout_ns = 5'000'000'000;  // for a header that has begun to arrive
-  std::int64_t idle_timeout_ns = 300'000'000'000;  // for a connection with no traffic at all
+  std::int64_t idle_timeout_ns = 300'000'000'000;  // for a connection with no traffic, between or within flows
   std::uint64_t max_flow_bytes = 1ULL << 40;
   std::uint64_t token = 0;  // 0 = no token required
   int send_buffer = 0, receive_buffer = 0;

@@ -32,7 +32,7 @@ void tc(const std::string& ns, const std::vector<std::string>& args) {
 
 std::string tc_rate(double bps) { return fmt::format("{}bit", static_cast<std::uint64_t>(std::llround(bps))); }
 
-// Room for one GSO super-packet (64 KiB) plus a millisecond at the rate, so
+// Room for two GSO super-packets (128 KiB) or a millisecond at the rate, whichever is more, so
 // offloaded traffic is shaped, not dropped, by a token bucket.
 std::string bucket_bytes(double bps) {
   const double bytes = std::max(2.0 * 65536.0, bps / 8.0 / 1000.0);

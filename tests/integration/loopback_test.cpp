@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "core/error.hpp"
 #include "flow/client.hpp"
 #include "flow/server.hpp"
 #include "transport/wire.hpp"
@@ -230,6 +231,28 @@ TEST(Loopback, BulkStreamsRunForTheDuration) {
   EXPECT_GT(result.summary.goodput_bps(), 100e6);
   wait_for([&] { return server.counters().streams == 2; });
   EXPECT_EQ(server.counters().streams, 2u);
+}
+
+TEST(Loopback, BadScheduleLineMidRunStopsCleanlyWithTheRecordsSoFar) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  const auto flows = write_schedule_file(dir.file("s.csv"), 50e6, 300'000'000);
+  {
+    std::ofstream append(dir.file("s.csv"), std::ios::app);
+    append << "999999,999999999,h0,127.0.0.1,not-a-size\n";
+  }
+  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+  std::atomic<bool> interrupt{false};
+  try {
+    run_client(o, interrupt);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("size_bytes 'not-a-size'"), std::string::npos) << e.what();
+  }
+  std::uint64_t total = 0;
+  statuses(dir.file("r.csv"), &total);
+  EXPECT_EQ(total, flows);  // every flow read before the bad line has its record
 }
 
 TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {
