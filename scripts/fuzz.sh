@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (tests/fuzz) with clang and runs each one for a
 # while from a copy of its seed corpus.
 #
-#   scripts/fuzz.sh                  # fuzz_cdf and fuzz_schedule, 30 s each
+#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files and fuzz_dissector, 30 s each
 #   FUZZ_SECONDS=300 scripts/fuzz.sh fuzz_cdf
 #
 # Prints "fuzz <name>: <runs> runs, ok" per target. On a crash it prints the
@@ -15,7 +15,7 @@ seconds=${FUZZ_SECONDS:-30}
 jobs=${FUZZ_JOBS:-2}
 build=$root/build/fuzz
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_cdf fuzz_schedule)
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector)
 
 if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz.sh: FUZZ_SECONDS must be a positive whole number of seconds, not '$seconds'" >&2
@@ -23,8 +23,8 @@ if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
 fi
 for t in "${targets[@]}"; do
   case $t in
-    fuzz_cdf | fuzz_schedule) ;;
-    *) echo "fuzz.sh: unknown target '$t' (fuzz_cdf, fuzz_schedule)" >&2; exit 2 ;;
+    fuzz_cdf | fuzz_schedule | fuzz_run_files | fuzz_dissector) ;;
+    *) echo "fuzz.sh: unknown target '$t' (fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector)" >&2; exit 2 ;;
   esac
 done
 for tool in clang clang++ cmake; do

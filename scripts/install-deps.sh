@@ -8,6 +8,11 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
   clang libclang-rt-14-dev clang-format clang-tidy   # fuzzing, formatting, linting
   iproute2                                          # network-namespace tests
+  libgsl-dev python3-matplotlib python3-pandas      # xtk-analyze fits, analysis/ plots
+  libpcap-dev tcpdump tshark iperf3 ethtool         # capture: xtk-log, its tests and bench/capture
+  libgloo-dev                                       # xtk-collective's CPU backend (pulls libhiredis-dev, libibverbs-dev)
+  iperf libtomlplusplus-dev python3                 # bench/flow peers; xtk-run configs
+  slurm-wlm munge                                   # the local Slurm cluster of the CI job
 )
 
 missing=()
@@ -23,6 +28,14 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# tshark's package asks whether non-root users may capture: answer no, without a prompt.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
+# Debian's init scripts would start slurm and munge at install: forbid that for this install.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+  $sudo chmod +x /usr/sbin/policy-rc.d
+  trap '$sudo rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"

@@ -80,7 +80,7 @@ TEST(Summary, BinsStatusesLoadAndDrift) {
   s.add(ok_flow(0, 50'000, 10'000'000, 1'000, 100'000));          // first 10 %, slowdown 2
   s.add(ok_flow(1, 500'000, 500'000'000, 3'000, 1'000'000));      // slowdown 2
   s.add(ok_flow(2, 20'000'000, 950'000'000, 9'000, 40'000'000));  // last 10 %, slowdown 2
-  FlowRecord timeout = ok_flow(3, 1000, 960'000'000, 1'000, 0);
+  FlowRecord timeout = ok_flow(3, 1000, 960'000'000, 9'000, 0);
   timeout.status = FlowStatus::timeout;
   timeout.end_ns = -1;
   timeout.error = "no end within 60 s";

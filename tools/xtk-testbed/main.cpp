@@ -86,6 +86,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       std::vector<std::string> argv_ns{"ip", "netns", "exec", ns};
       argv_ns.insert(argv_ns.end(), command.begin(), command.end());
       std::vector<char*> args;
+      args.reserve(argv_ns.size() + 1);
       for (auto& a : argv_ns) args.push_back(a.data());
       args.push_back(nullptr);
       execvp(args[0], args.data());

@@ -1,0 +1,107 @@
+#include "analysis/output.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/run_files.hpp"
+#include "core/error.hpp"
+
+namespace xtk::analysis {
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = line.find(',', start);
+    cells.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return cells;
+    start = comma + 1;
+  }
+}
+
+// Markdown from the table's CSV text (cells never hold commas: they are
+// numbers and tokens); numeric columns are right-aligned.
+void print_markdown(const Table& table, std::ostream& out) {
+  std::ostringstream csv;
+  table.write_csv(csv);
+  std::istringstream lines(csv.str());
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(split_csv_line(line));
+  if (rows.empty()) return;
+  std::vector<bool> numeric(rows.front().size(), true);
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    for (std::size_t c = 0; c < rows[r].size(); ++c) {
+      double value = 0;
+      if (rows[r][c] != "nan" && !parse_finite(rows[r][c], value)) numeric[c] = false;
+    }
+  }
+  auto print_row = [&](const std::vector<std::string>& cells) {
+    out << '|';
+    for (const auto& cell : cells) out << ' ' << cell << " |";
+    out << '\n';
+  };
+  print_row(rows.front());
+  out << '|';
+  for (bool right : numeric) out << (right ? "---:|" : "---|");
+  out << '\n';
+  for (std::size_t r = 1; r < rows.size(); ++r) print_row(rows[r]);
+}
+
+}  // namespace
+
+void print_tables(const std::vector<NamedTable>& tables, std::ostream& out, TextFormat format, bool print_bulky) {
+  bool first = true;
+  for (const auto& t : tables) {
+    if (!first) out << '\n';
+    first = false;
+    out << (format == TextFormat::markdown ? "## " : "== ") << t.title << " (" << t.name << ")\n";
+    if (format == TextFormat::markdown) out << '\n';
+    if (t.bulky && !print_bulky) {
+      out << fmt::format("{} rows: written by --csv DIR and --json, or shown with --table {}\n", t.table.rows(),
+                         t.name);
+      continue;
+    }
+    if (t.table.rows() == 0) {
+      out << "(no rows)\n";
+      continue;
+    }
+    if (format == TextFormat::markdown) {
+      print_markdown(t.table, out);
+    } else {
+      t.table.print(out);
+    }
+  }
+}
+
+std::vector<std::string> write_csv_files(const std::vector<NamedTable>& tables, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create directory: {}", dir, ec.message()));
+  std::vector<std::string> paths;
+  for (const auto& t : tables) {
+    const std::string path = (std::filesystem::path(dir) / (t.name + ".csv")).string();
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+    t.table.write_csv(out);
+    out.close();
+    if (!out) throw Error(fmt::format("{}: write failed", path));
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+nlohmann::json tables_json(const std::vector<NamedTable>& tables) {
+  nlohmann::json doc;
+  doc["format_version"] = kTablesJsonFormatVersion;
+  doc["tables"] = nlohmann::json::object();
+  for (const auto& t : tables) doc["tables"][t.name] = t.table.to_json();
+  return doc;
+}
+
+}  // namespace xtk::analysis

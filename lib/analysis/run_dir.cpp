@@ -1,0 +1,239 @@
+#include "analysis/run_dir.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "analysis/run_files.hpp"
+#include "core/error.hpp"
+
+namespace xtk::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Reads typed values out of the parsed run.json and names the line of the
+// offending key in errors. nlohmann's tree keeps no positions, so the line is
+// that of the key's first appearance after its parent's, which is exact for
+// the flat, once-per-key objects run.json holds.
+class Fields {
+ public:
+  Fields(std::string_view text, const std::string& path) : text_(text), path_(path) {}
+
+  [[noreturn]] void fail(std::initializer_list<std::string_view> keys, std::string_view what) const {
+    throw InputError(path_, line_of(keys), what);
+  }
+
+  const json* find(const json& object, std::initializer_list<std::string_view> keys) const {
+    const auto it = object.find(std::string(*(keys.end() - 1)));
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  const json& require(const json& object, std::initializer_list<std::string_view> keys) const {
+    const json* value = find(object, keys);
+    if (value == nullptr) throw InputError(path_, 0, fmt::format("no \"{}\": it is required", dotted(keys)));
+    return *value;
+  }
+
+  std::uint64_t whole(const json& value, std::initializer_list<std::string_view> keys, std::uint64_t min) const {
+    if (!value.is_number_unsigned() || value.get<std::uint64_t>() < min) {
+      fail(keys, fmt::format("\"{}\" is {}: it must be a whole number >= {}", dotted(keys), value.dump(), min));
+    }
+    return value.get<std::uint64_t>();
+  }
+
+  double number(const json& value, std::initializer_list<std::string_view> keys, bool positive) const {
+    if (!value.is_number() || (positive ? !(value.get<double>() > 0) : value.get<double>() < 0)) {
+      fail(keys,
+           fmt::format("\"{}\" is {}: it must be a number {} 0", dotted(keys), value.dump(), positive ? ">" : ">="));
+    }
+    return value.get<double>();
+  }
+
+  std::string token(const json& value, std::initializer_list<std::string_view> keys) const {
+    if (!value.is_string() || !valid_token(value.get<std::string>())) {
+      fail(keys, fmt::format("\"{}\" is {}: it must be a non-empty string without commas, spaces or '#'", dotted(keys),
+                             value.dump()));
+    }
+    return value.get<std::string>();
+  }
+
+  static std::string dotted(std::initializer_list<std::string_view> keys) {
+    std::string out;
+    for (auto key : keys) {
+      if (!out.empty()) out += '.';
+      out += key;
+    }
+    return out;
+  }
+
+ private:
+  std::uint64_t line_of(std::initializer_list<std::string_view> keys) const {
+    std::size_t pos = 0;
+    for (auto key : keys) {
+      const auto found = text_.find(fmt::format("\"{}\"", key), pos);
+      if (found == std::string_view::npos) return 0;
+      pos = found;
+    }
+    return 1 + static_cast<std::uint64_t>(std::count(text_.begin(), text_.begin() + static_cast<long>(pos), '\n'));
+  }
+
+  std::string_view text_;
+  const std::string& path_;
+};
+
+std::uint64_t line_at_byte(std::string_view text, std::size_t byte) {
+  byte = std::min(byte, text.size());
+  return 1 + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
+}
+
+}  // namespace
+
+StepInfo parse_run_json(std::string_view text, const std::string& path, const std::string& dir, bool check_files) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based and points just past the offending character; the
+    // message reads "[json.exception...] parse error at line L, column C: why".
+    const std::string what = e.what();
+    const auto column = what.find("column");
+    const auto colon = what.find(": ", column == std::string::npos ? 0 : column);
+    throw InputError(path, line_at_byte(text, e.byte > 0 ? e.byte - 1 : 0),
+                     fmt::format("not valid JSON: {}", colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const json::exception& e) {
+    // A number beyond a double's range: nlohmann gives no position.
+    throw InputError(path, 0, fmt::format("not valid JSON: {}", e.what()));
+  }
+  if (!root.is_object()) throw InputError(path, 1, "run.json must hold a JSON object");
+  const Fields f(text, path);
+  StepInfo info;
+  info.dir = dir;
+  info.run_json = path;
+
+  const auto version = f.whole(f.require(root, {"format_version"}), {"format_version"}, 0);
+  if (version != kRunJsonFormatVersion) {
+    f.fail({"format_version"}, fmt::format("format_version {} is not supported (this xtk reads version {})", version,
+                                           kRunJsonFormatVersion));
+  }
+  if (const auto* status = f.find(root, {"status"})) {
+    const std::string value = f.token(*status, {"status"});
+    if (value != "ok" && value != "failed") f.fail({"status"}, fmt::format("status '{}': use ok or failed", value));
+    if (value == "failed") {
+      // Its files may be missing or partial: nothing more is read.
+      info.failed = true;
+      if (const auto* e = f.find(root, {"error"}); e && e->is_string()) info.error = e->get<std::string>();
+      return info;
+    }
+  }
+  info.step = f.whole(f.require(root, {"step"}), {"step"}, 0);
+  info.model = f.token(f.require(root, {"model"}), {"model"});
+  info.ranks = f.whole(f.require(root, {"ranks"}), {"ranks"}, 1);
+  if (const auto* p = f.find(root, {"params"})) info.params = f.number(*p, {"params"}, true);
+  if (const auto* b = f.find(root, {"bytes_per_param"})) info.bytes_per_param = f.number(*b, {"bytes_per_param"}, true);
+  info.link_bps = f.number(f.require(root, {"link_bps"}), {"link_bps"}, true);
+
+  const auto& cross = f.require(root, {"cross_traffic"});
+  if (!cross.is_object()) f.fail({"cross_traffic"}, "\"cross_traffic\" must be an object");
+  info.profile = f.token(f.require(cross, {"cross_traffic", "profile"}), {"cross_traffic", "profile"});
+  info.load_bps = f.number(f.require(cross, {"cross_traffic", "load_bps"}), {"cross_traffic", "load_bps"}, false);
+  if (const auto* v = f.find(cross, {"cross_traffic", "start_realtime_ns"})) {
+    const auto zero = f.whole(*v, {"cross_traffic", "start_realtime_ns"}, 0);
+    if (zero > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      f.fail({"cross_traffic", "start_realtime_ns"}, "\"cross_traffic.start_realtime_ns\" is out of range");
+    }
+    info.start_realtime_ns = static_cast<std::int64_t>(zero);
+  }
+  if (info.profile == kNoCrossTraffic && info.load_bps != 0) {
+    f.fail({"cross_traffic", "load_bps"}, "profile \"none\" (no cross traffic) needs load_bps 0");
+  }
+
+  info.bottleneck.link_bps = info.link_bps;
+  if (const auto* b = f.find(root, {"bottleneck"})) {
+    if (!b->is_object()) f.fail({"bottleneck"}, "\"bottleneck\" must be an object");
+    if (const auto* v = f.find(*b, {"bottleneck", "link_bps"})) {
+      info.bottleneck.link_bps = f.number(*v, {"bottleneck", "link_bps"}, true);
+    }
+    if (const auto* v = f.find(*b, {"bottleneck", "host"})) info.bottleneck.host = f.token(*v, {"bottleneck", "host"});
+    if (const auto* v = f.find(*b, {"bottleneck", "source"})) {
+      info.bottleneck.source = f.token(*v, {"bottleneck", "source"});
+    }
+    if (const auto* v = f.find(*b, {"bottleneck", "counter"})) {
+      info.bottleneck.counter = f.token(*v, {"bottleneck", "counter"});
+    }
+    if (info.bottleneck.source.empty() != info.bottleneck.counter.empty()) {
+      f.fail({"bottleneck"}, "\"bottleneck\" needs both \"source\" and \"counter\", or neither");
+    }
+  }
+
+  const auto& files = f.require(root, {"files"});
+  if (!files.is_object()) f.fail({"files"}, "\"files\" must be an object");
+  auto file = [&](const json& value, std::initializer_list<std::string_view> keys) {
+    if (!value.is_string() || value.get<std::string>().empty()) {
+      f.fail(keys, fmt::format("\"{}\" is {}: it must be a file name", Fields::dotted(keys), value.dump()));
+    }
+    const fs::path joined = fs::path(dir) / value.get<std::string>();
+    if (check_files && !fs::is_regular_file(joined)) {
+      f.fail(keys, fmt::format("\"{}\": {} does not exist", Fields::dotted(keys), joined.string()));
+    }
+    return joined.string();
+  };
+  // One file, or a list (one per rank, one per cross-traffic client).
+  auto file_list = [&](const json& value, std::initializer_list<std::string_view> keys) {
+    std::vector<std::string> paths;
+    if (!value.is_array()) {
+      paths.push_back(file(value, keys));
+      return paths;
+    }
+    if (value.empty()) f.fail(keys, fmt::format("\"{}\" lists no file", Fields::dotted(keys)));
+    for (const auto& name : value) paths.push_back(file(name, keys));
+    return paths;
+  };
+  info.iterations = file_list(f.require(files, {"files", "iterations"}), {"files", "iterations"});
+  if (const auto* v = f.find(files, {"files", "flows"})) info.flows = file_list(*v, {"files", "flows"});
+  if (const auto* v = f.find(files, {"files", "counters"})) info.counters = file(*v, {"files", "counters"});
+  if (const auto* v = f.find(files, {"files", "trace_bins"})) {
+    if (!v->is_object() || v->empty()) {
+      f.fail({"files", "trace_bins"}, "\"files.trace_bins\" must be an object with \"cross\" and/or \"training\"");
+    }
+    for (const auto& [key, value] : v->items()) {
+      if (key == "cross") {
+        info.cross_bins = file_list(value, {"files", "trace_bins", "cross"});
+      } else if (key == "training") {
+        info.training_bins = file_list(value, {"files", "trace_bins", "training"});
+      } else {
+        f.fail({"files", "trace_bins", key},
+               fmt::format("\"files.trace_bins.{}\" is not a traffic class: use \"cross\" or \"training\"", key));
+      }
+    }
+  }
+  return info;
+}
+
+StepInfo read_step_info(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "run.json").string();
+  return parse_run_json(read_text_file(path, "run.json"), path, dir, true);
+}
+
+std::vector<std::string> find_step_dirs(const std::string& experiment_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(experiment_dir, ec)) throw Error(fmt::format("{}: not a directory", experiment_dir));
+  std::vector<std::string> dirs;
+  if (fs::is_regular_file(fs::path(experiment_dir) / "run.json")) dirs.push_back(experiment_dir);
+  for (auto it = fs::recursive_directory_iterator(experiment_dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_directory() && fs::is_regular_file(it->path() / "run.json")) dirs.push_back(it->path().string());
+  }
+  if (ec) throw Error(fmt::format("{}: cannot list: {}", experiment_dir, ec.message()));
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.empty()) {
+    throw Error(fmt::format("{}: no step directories (directories holding a run.json) in it", experiment_dir));
+  }
+  return dirs;
+}
+
+}  // namespace xtk::analysis

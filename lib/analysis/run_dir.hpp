@@ -1,0 +1,64 @@
+// Experiment directories: one step directory per training run at one
+// cross-traffic level, each described by its run.json (docs/run-directory.md).
+//
+//   {
+//     "format_version": 1, "step": 3, "model": "resnet50", "ranks": 4,
+//     "cross_traffic": {"profile": "burst", "load_bps": 10e9},
+//     "link_bps": 25e9,
+//     "bottleneck": {"host": "node1", "source": "net:eth0", "counter": "tx_bytes", "link_bps": 25e9},
+//     "files": {"iterations": "iterations.csv", "counters": "counters.csv"}
+//   }
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xtk::analysis {
+
+inline constexpr int kRunJsonFormatVersion = 1;
+inline constexpr std::string_view kNoCrossTraffic = "none";  // profile of zero-load steps
+
+struct Bottleneck {
+  double link_bps = 0;  // capacity of the bottleneck link (defaults to link_bps)
+  std::string host;     // training node whose link is the bottleneck; empty when not given
+  std::string source;   // counter source that counts the cross traffic there ("net:eth0")
+  std::string counter;  // counter name in that source ("tx_bytes")
+};
+
+struct StepInfo {
+  std::string dir;       // the step directory
+  std::string run_json;  // its run.json, for messages
+  std::uint64_t step = 0;
+  std::string model;
+  std::optional<double> params, bytes_per_param;  // override configs/models/params.csv
+  std::uint64_t ranks = 0;
+  std::string profile;  // cross-traffic profile; "none" for zero load
+  double load_bps = 0;  // requested cross-traffic load
+  // CLOCK_REALTIME of the cross-traffic schedules' time zero (xtk-client's
+  // start_realtime_ns): places flow records in the iterations' window.
+  std::optional<std::int64_t> start_realtime_ns;
+  double link_bps = 0;  // the training nodes' link rate
+  Bottleneck bottleneck;
+  // Paths of the step's files (joined to dir); empty when absent.
+  std::vector<std::string> iterations, flows;
+  std::string counters;
+  // Trace bins of the cross traffic and of the training traffic: the capture
+  // tool's filters split a capture into the two (docs/run-directory.md).
+  std::vector<std::string> cross_bins, training_bins;
+  // "status": "failed" (xtk-run records a step whose role failed): the tables skip it.
+  bool failed = false;
+  std::string error;
+};
+
+// Parses run.json text. `path` names it in errors ("path:line: ..."); file
+// names are joined to `dir`, and with `check_files` each must exist.
+StepInfo parse_run_json(std::string_view text, const std::string& path, const std::string& dir, bool check_files);
+StepInfo read_step_info(const std::string& dir);
+
+// Every directory at or below `experiment_dir` that holds a run.json, sorted.
+std::vector<std::string> find_step_dirs(const std::string& experiment_dir);
+
+}  // namespace xtk::analysis

@@ -1,0 +1,354 @@
+#include "analysis/step.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "analysis/run_files.hpp"
+#include "core/error.hpp"
+#include "core/stats.hpp"
+
+namespace xtk::analysis {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Length of the overlap of [a0, a1) and [b0, b1), 0 when they are disjoint.
+double overlap_ns(std::int64_t a0, std::int64_t a1, std::int64_t b0, std::int64_t b1) {
+  return static_cast<double>(std::max<std::int64_t>(0, std::min(a1, b1) - std::max(a0, b0)));
+}
+
+// percentile_sorted of `zeros` zeros followed by `sorted` (non-negative, ascending).
+double percentile_with_zeros(const std::vector<double>& sorted, std::uint64_t zeros, double q) {
+  const auto n = static_cast<double>(zeros + sorted.size());
+  const double pos = q * (n - 1);
+  auto at = [&](std::uint64_t i) { return i < zeros ? 0.0 : sorted[i - zeros]; };
+  const auto lo = static_cast<std::uint64_t>(pos);
+  const std::uint64_t hi = std::min<std::uint64_t>(lo + 1, zeros + sorted.size() - 1);
+  return at(lo) + (at(hi) - at(lo)) * (pos - static_cast<double>(lo));
+}
+
+std::string window_text(Window w) { return fmt::format("[{}, {}] realtime ns", w.start_ns, w.end_ns); }
+
+struct IterationRecord {
+  std::uint64_t iter;
+  double us;
+  std::int64_t start_ns, end_ns;
+  std::uint64_t bytes;
+};
+
+}  // namespace
+
+std::string_view to_string(LoadSource source) {
+  switch (source) {
+    case LoadSource::counters:
+      return "counters";
+    case LoadSource::trace:
+      return "trace";
+    case LoadSource::flows:
+      return "flows";
+    case LoadSource::requested:
+      return "requested";
+    case LoadSource::none:
+      break;
+  }
+  return "none";
+}
+
+double Step::percentile_us(double q) const { return percentile_sorted(iter_us, q); }
+
+int counter_bytes_per_unit(std::string_view name) {
+  if (name == "port_xmit_data" || name == "port_rcv_data") return 4;
+  const bool bytes = name.find("bytes") != std::string_view::npos || name.find("octets") != std::string_view::npos ||
+                     name.find("Octets") != std::string_view::npos;
+  return bytes ? 1 : 0;
+}
+
+double counter_load_bps(std::string_view content, const std::string& path, std::string_view source,
+                        std::string_view counter, Window window) {
+  const int unit = counter_bytes_per_unit(counter);
+  if (unit == 0) {
+    throw InputError(path, 0,
+                     fmt::format("counter {} does not count bytes (names with 'bytes' or 'octets', port_xmit_data, "
+                                 "port_rcv_data)",
+                                 counter));
+  }
+  constexpr std::uint64_t k2p32 = 1ULL << 32;
+  double bytes = 0, seconds = 0;
+  bool have_previous = false;
+  CounterSample previous;
+  read_counters(content, path, [&](const CounterSample& s) {
+    if (s.source != source || s.name != counter) return;
+    if (have_previous && !s.slow && !previous.slow && s.realtime_ns > previous.realtime_ns) {
+      std::optional<std::uint64_t> delta;
+      if (s.value >= previous.value) {
+        delta = s.value - previous.value;
+      } else if (previous.value < k2p32 && k2p32 - previous.value + s.value < (1ULL << 31)) {
+        delta = k2p32 - previous.value + s.value;  // a 32-bit counter wrapped
+      } else if (previous.value >= (1ULL << 63) && s.value < (1ULL << 62)) {
+        delta = (UINT64_MAX - previous.value) + s.value + 1;  // a 64-bit counter wrapped
+      }
+      if (delta) {
+        const double share = overlap_ns(previous.realtime_ns, s.realtime_ns, window.start_ns, window.end_ns) /
+                             static_cast<double>(s.realtime_ns - previous.realtime_ns);
+        bytes += share * static_cast<double>(*delta) * unit;
+        seconds += share * static_cast<double>(s.t_ns - previous.t_ns) * 1e-9;
+      }
+    }
+    previous = s;
+    have_previous = true;
+  });
+  if (!(seconds > 0)) {
+    throw InputError(path, 0,
+                     fmt::format("no usable samples of {} {} inside the iterations' window {} (two samples, neither "
+                                 "slow, are needed around each interval)",
+                                 source, counter, window_text(window)));
+  }
+  return bytes * 8 / seconds;
+}
+
+void TraceBins::add(std::string_view content, const std::string& path, bool cross) {
+  Span& span = cross ? cross_ : training_;
+  std::int64_t first = -1;
+  read_trace_bins(content, path, [&](const TraceHeader& header, const TraceBin& b) {
+    if (first < 0) {
+      first = b.bin_start_ns;
+      if (span.first < 0) {
+        span.first = first;
+        span.bin = header.bin_ns;
+      } else if (header.bin_ns != span.bin || (first - span.first) % span.bin != 0) {
+        throw InputError(path, 0,
+                         fmt::format("bins of {} ns from {} are not on the grid of {} ({} ns from {})", header.bin_ns,
+                                     first, span.paths.front(), span.bin, span.first));
+      }
+    }
+    span.first = std::min(span.first, b.bin_start_ns);
+    span.last = std::max(span.last, b.bin_start_ns);
+    const double share = overlap_ns(b.bin_start_ns, b.bin_start_ns + span.bin, window_.start_ns, window_.end_ns) /
+                         static_cast<double>(span.bin);
+    if (share == 0) return;
+    const double bytes = share * static_cast<double>(b.bytes);
+    auto host = [&](std::string_view name) -> Host& {
+      auto it = hosts_.find(name);
+      if (it == hosts_.end()) it = hosts_.emplace(std::string(name), Host{}).first;
+      return it->second;
+    };
+    if (cross) {
+      cross_bytes_ += bytes;
+      host(b.src).cross += bytes;
+      host(b.dst).cross += bytes;
+      return;
+    }
+    Host& src = host(b.src);
+    src.training = true;
+    src.tx += bytes;
+    if (share == 1.0) src.tx_bins.emplace_back(b.bin_start_ns, static_cast<double>(b.bytes));
+    Host& dst = host(b.dst);
+    dst.training = true;
+    dst.rx += bytes;
+  });
+  if (first < 0) throw InputError(path, 0, "no bins: the trace is empty");
+  span.paths.push_back(path);
+}
+
+double TraceBins::covered_seconds(const Span& span) const {
+  const std::int64_t start = span.covered_start(window_), end = span.covered_end(window_);
+  if (end <= start) {
+    throw InputError(fmt::format("{}", fmt::join(span.paths, ", ")), 0,
+                     fmt::format("the bins [{}, {}] do not overlap the iterations' window {}", span.first,
+                                 span.last + span.bin, window_text(window_)));
+  }
+  return static_cast<double>(end - start) * 1e-9;
+}
+
+double TraceBins::cross_load_bps() const { return cross_bytes_ * 8 / covered_seconds(cross_); }
+
+std::vector<NodeBandwidth> TraceBins::nodes(std::string_view bottleneck_host) const {
+  std::vector<NodeBandwidth> out;
+  if (training_.paths.empty()) return out;
+  const double seconds = covered_seconds(training_);
+  const double cross_seconds = has_cross() ? covered_seconds(cross_) : kNaN;
+  // The bins of the grid wholly inside the covered span.
+  const std::int64_t bin = training_.bin, start = training_.covered_start(window_);
+  const std::int64_t first_full = training_.first + (start - training_.first + bin - 1) / bin * bin;
+  const std::int64_t full_bins = std::max<std::int64_t>(0, (training_.covered_end(window_) - first_full) / bin);
+  for (const auto& [name, h] : hosts_) {
+    if (!h.training) continue;
+    NodeBandwidth n;
+    n.node = name;
+    n.shares_bottleneck = bottleneck_host.empty() ? "unknown" : name == bottleneck_host ? "yes" : "no";
+    n.train_tx_bps = h.tx * 8 / seconds;
+    n.train_rx_bps = h.rx * 8 / seconds;
+    n.cross_bps = h.cross * 8 / cross_seconds;
+    // Bytes per busy bin (several rows and files may share one), then the
+    // idle bins as zeros in front of them.
+    auto bins = h.tx_bins;
+    std::sort(bins.begin(), bins.end());
+    std::vector<double> busy;
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      if (i > 0 && bins[i].first == bins[i - 1].first) {
+        busy.back() += bins[i].second;
+      } else {
+        busy.push_back(bins[i].second);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    const auto zeros = static_cast<std::uint64_t>(full_bins) - std::min<std::uint64_t>(busy.size(), full_bins);
+    n.train_tx_p99_bps =
+        full_bins == 0 ? kNaN : percentile_with_zeros(busy, zeros, 0.99) * 8 / (static_cast<double>(bin) * 1e-9);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void FlowLoad::add_file(std::string_view content, const std::string& path) {
+  paths_.push_back(path);
+  read_flows(content, path, [&](const FlowRecord& f) {
+    // Failed flows moved an unknown share of their bytes: they are left out.
+    if (f.status == FlowStatus::ok) spans_.push_back({*f.start_ns, *f.end_ns, static_cast<double>(f.size_bytes)});
+  });
+}
+
+double FlowLoad::load_bps(Window window, std::optional<std::int64_t> start_realtime_ns) const {
+  const std::string files = fmt::format("{}", fmt::join(paths_, ", "));
+  if (spans_.empty()) throw InputError(files, 0, "no flow completed ok: the records give no load");
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+  for (const auto& s : spans_) {
+    first = std::min(first, s.start_ns);
+    last = std::max(last, s.end_ns);
+  }
+  const std::int64_t zero = start_realtime_ns.value_or(0);
+  if (zero > 0 && last > std::numeric_limits<std::int64_t>::max() - zero) {
+    throw InputError(files, 0,
+                     fmt::format("end_ns {} after start_realtime_ns {} is past the largest time", last, zero));
+  }
+  std::int64_t covered_start = first, covered_end = last;
+  if (start_realtime_ns) {
+    covered_start = std::max(window.start_ns, zero + first);
+    covered_end = std::min(window.end_ns, zero + last);
+    if (covered_end <= covered_start) {
+      throw InputError(files, 0,
+                       fmt::format("the ok flows [{}, {}] do not overlap the iterations' window {}", zero + first,
+                                   zero + last, window_text(window)));
+    }
+  } else if (covered_end <= covered_start) {
+    throw InputError(files, 0, "the ok flows span no time: the records give no load");
+  }
+  double bytes = 0;
+  for (const auto& s : spans_) {
+    const std::int64_t start = zero + s.start_ns, end = zero + s.end_ns;
+    if (end == start) {
+      if (start >= covered_start && start < covered_end) bytes += s.bytes;
+    } else {
+      bytes += s.bytes * overlap_ns(start, end, covered_start, covered_end) / static_cast<double>(end - start);
+    }
+  }
+  return bytes * 8 / (static_cast<double>(covered_end - covered_start) * 1e-9);
+}
+
+Step load_step(const StepInfo& info, const StepOptions& options) {
+  Step step;
+  step.info = info;
+
+  // Each rank's iterations, in order; a rank lives in one file.
+  std::map<std::uint64_t, std::pair<std::size_t, std::vector<IterationRecord>>> ranks;
+  for (std::size_t f = 0; f < info.iterations.size(); ++f) {
+    const std::string& path = info.iterations[f];
+    const std::string text = read_text_file(path, "iterations file");
+    read_iterations(text, path, info.ranks, [&](const IterationRow& r) {
+      auto [it, inserted] = ranks.try_emplace(r.rank, f, std::vector<IterationRecord>{});
+      if (!inserted && it->second.first != f) {
+        throw InputError(path, 0,
+                         fmt::format("rank {} is also in {}: each rank's iterations are in one file", r.rank,
+                                     info.iterations[it->second.first]));
+      }
+      it->second.second.push_back({r.iter, r.iter_us, r.start_ns, r.end_ns, r.bytes});
+    });
+  }
+  const std::string& first_file = info.iterations.front();
+
+  std::vector<const std::vector<IterationRecord>*> kept;
+  std::int64_t start = std::numeric_limits<std::int64_t>::max(), end = 0;
+  double bytes = 0, rows = 0;
+  for (auto& [rank, entry] : ranks) {
+    auto& list = entry.second;
+    list.erase(list.begin(), list.begin() + static_cast<long>(std::min<std::uint64_t>(options.warmup, list.size())));
+    if (list.empty()) continue;
+    for (const auto& r : list) {
+      start = std::min(start, r.start_ns);
+      end = std::max(end, r.end_ns);
+      bytes += static_cast<double>(r.bytes);
+    }
+    rows += static_cast<double>(list.size());
+    kept.push_back(&list);
+  }
+  if (kept.empty()) {
+    throw InputError(first_file, 0,
+                     fmt::format("no iterations (after dropping {} warm-up iterations per rank)", options.warmup));
+  }
+  step.window = {start, end};
+  step.bytes_per_rank_iter = bytes > 0 ? bytes / rows : kNaN;
+
+  // The job's iteration time is that of its slowest rank. Ranks usually
+  // report the same iterations: then it is an element-wise max.
+  const bool aligned = std::all_of(kept.begin(), kept.end(), [&](const auto* list) {
+    return list->size() == kept.front()->size() && list->front().iter == kept.front()->front().iter &&
+           list->back().iter == kept.front()->back().iter;
+  });
+  if (aligned) {
+    step.iter_us.assign(kept.front()->size(), 0.0);
+    for (const auto* list : kept) {
+      for (std::size_t i = 0; i < list->size(); ++i) step.iter_us[i] = std::max(step.iter_us[i], (*list)[i].us);
+    }
+  } else {
+    std::vector<std::pair<std::uint64_t, double>> all;
+    for (const auto* list : kept) {
+      for (const auto& r : *list) all.emplace_back(r.iter, r.us);
+    }
+    std::sort(all.begin(), all.end());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (i == 0 || all[i].first != all[i - 1].first) {
+        step.iter_us.push_back(all[i].second);
+      } else {
+        step.iter_us.back() = std::max(step.iter_us.back(), all[i].second);
+      }
+    }
+  }
+  RunningStats stats;
+  for (double us : step.iter_us) stats.add(us);
+  step.mean_us = stats.mean();
+  step.stdev_us = stats.stdev();
+  step.cv = stats.cv();
+  std::sort(step.iter_us.begin(), step.iter_us.end());
+
+  // Cross-traffic load: bottleneck counters, then trace bins, then flow records.
+  // The training bins are read whatever the source, for the nodes' bandwidth.
+  const auto& b = info.bottleneck;
+  TraceBins trace(step.window);
+  for (const auto& path : info.cross_bins) trace.add(read_text_file(path, "trace bins"), path, true);
+  for (const auto& path : info.training_bins) trace.add(read_text_file(path, "trace bins"), path, false);
+  step.nodes = trace.nodes(b.host);
+  if (!info.counters.empty() && !b.source.empty()) {
+    step.measured_load_bps =
+        counter_load_bps(read_text_file(info.counters, "counters"), info.counters, b.source, b.counter, step.window);
+    step.load_source = LoadSource::counters;
+  } else if (trace.has_cross()) {
+    step.measured_load_bps = trace.cross_load_bps();
+    step.load_source = LoadSource::trace;
+  } else if (!info.flows.empty()) {
+    FlowLoad flows;
+    for (const auto& path : info.flows) flows.add_file(read_text_file(path, "flow records"), path);
+    step.measured_load_bps = flows.load_bps(step.window, info.start_realtime_ns);
+    step.load_source = LoadSource::flows;
+  } else {
+    const bool idle = info.profile == kNoCrossTraffic;
+    step.measured_load_bps = idle ? 0.0 : info.load_bps;
+    step.load_source = idle ? LoadSource::none : LoadSource::requested;
+  }
+  return step;
+}
+
+}  // namespace xtk::analysis

@@ -1,0 +1,131 @@
+// One step directory read into what the tables need: the iteration times of
+// the job, the cross-traffic load measured while it ran, and (from trace
+// bins) each training node's bandwidth.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/run_dir.hpp"
+
+namespace xtk::analysis {
+
+// Where the measured cross-traffic load came from, best first.
+enum class LoadSource { counters, trace, flows, requested, none };
+std::string_view to_string(LoadSource source);
+
+// The span of the training iterations, CLOCK_REALTIME ns: the cross-traffic
+// load is measured inside it.
+struct Window {
+  std::int64_t start_ns = 0, end_ns = 0;
+};
+
+struct NodeBandwidth {
+  std::string node;
+  std::string shares_bottleneck;  // "yes", "no", or "unknown" without bottleneck.host
+  double train_tx_bps = 0, train_rx_bps = 0;
+  double train_tx_p99_bps = 0;  // 99th percentile of the per-bin transmit rate
+  double cross_bps = 0;         // cross traffic sent or received by the node
+};
+
+struct Step {
+  StepInfo info;
+  std::vector<double> iter_us;  // one per iteration (its slowest rank), sorted ascending
+  double mean_us = 0, stdev_us = 0, cv = 0;
+  Window window;
+  double bytes_per_rank_iter = 0;  // mean of the iterations' `bytes`; NaN when all are 0
+  double measured_load_bps = 0;
+  LoadSource load_source = LoadSource::none;
+  std::vector<NodeBandwidth> nodes;  // from training trace bins, sorted by node
+
+  double capacity_bps() const { return info.bottleneck.link_bps; }
+  double available_bps() const { return capacity_bps() - measured_load_bps; }
+  double percentile_us(double q) const;
+};
+
+struct StepOptions {
+  std::uint64_t warmup = 0;  // iterations dropped from the start of each rank
+};
+
+Step load_step(const StepInfo& info, const StepOptions& options);
+
+// The measured-load sources, on file content (exposed for tests). Each throws
+// InputError naming `path` when the file has no usable data inside `window`.
+
+// Bytes per unit of a counter, as `xtk-analyze counters` counts them: 4 for
+// InfiniBand's port_xmit_data / port_rcv_data (32-bit words), 1 for names
+// with "bytes" or "octets", 0 for counters of something else.
+int counter_bytes_per_unit(std::string_view name);
+
+// Mean rate of a cumulative byte counter over the window: every interval
+// between two samples, neither of them slow, counts by its overlap with the
+// window (CLOCK_REALTIME), with its length taken from t_ns (CLOCK_MONOTONIC).
+// A drop of the value is a wrap when it looks like one (a 32-bit counter
+// passing 2^32, a 64-bit one passing 2^64) and a reset otherwise: that
+// interval has no known delta and is left out.
+double counter_load_bps(std::string_view content, const std::string& path, std::string_view source,
+                        std::string_view counter, Window window);
+
+// Trace bins of a step, each file of one traffic class: the cross traffic, or
+// the training job's traffic. Only bins inside the window count (a bin partly
+// inside by its share), over the part of the window the class's bins cover.
+class TraceBins {
+ public:
+  explicit TraceBins(Window window) : window_(window) {}
+  // Throws InputError for a malformed file, or bins of another width or grid
+  // than the class's other files.
+  void add(std::string_view content, const std::string& path, bool cross);
+
+  bool has_cross() const { return !cross_.paths.empty(); }
+  // Cross-traffic bytes x 8 / covered time; InputError when they miss the window.
+  double cross_load_bps() const;
+  // Each host of the training bins: its training traffic sent and received,
+  // the p99 of its per-bin send rate over the bins wholly inside the window
+  // (bins it did not send in count as 0), and the cross traffic it sent or
+  // received (NaN without cross bins). Sorted by host.
+  std::vector<NodeBandwidth> nodes(std::string_view bottleneck_host) const;
+
+ private:
+  struct Span {
+    std::int64_t first = -1, last = -1, bin = 0;  // bin starts and width, over the class's files
+    std::vector<std::string> paths;
+    std::int64_t covered_start(Window w) const { return std::max(w.start_ns, first); }
+    std::int64_t covered_end(Window w) const { return std::min(w.end_ns, last + bin); }
+  };
+  struct Host {
+    double tx = 0, rx = 0, cross = 0;
+    std::vector<std::pair<std::int64_t, double>> tx_bins;  // (bin start, bytes) of bins wholly in the window
+    bool training = false;
+  };
+  double covered_seconds(const Span& span) const;
+
+  Window window_;
+  Span cross_, training_;
+  double cross_bytes_ = 0;
+  std::map<std::string, Host, std::less<>> hosts_;
+};
+
+// Cross-traffic load from flow records: the bytes of the flows that completed
+// ok, each spread evenly over its [start, end]. With `start_realtime_ns` (the
+// CLOCK_REALTIME of the schedules' time zero) only what falls in the window
+// counts; without it, the records' own span is the measuring interval.
+class FlowLoad {
+ public:
+  void add_file(std::string_view content, const std::string& path);
+  double load_bps(Window window, std::optional<std::int64_t> start_realtime_ns) const;
+
+ private:
+  struct Span {
+    std::int64_t start_ns, end_ns;
+    double bytes;
+  };
+  std::vector<Span> spans_;
+  std::vector<std::string> paths_;
+};
+
+}  // namespace xtk::analysis

@@ -1,0 +1,70 @@
+// Per-flow totals and per-bin series of dissected packets: what both trace
+// analysis (xtk-analyze trace) and the live summarizer (xtk-log capture
+// --summarize) keep. Bins go by flow or by direction (all packets from one
+// address to another); the flow table is always per flow.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capture/binner.hpp"
+#include "capture/dissector.hpp"
+#include "capture/flow_index.hpp"
+
+namespace xtk::capture {
+
+enum class BinKey { flow, direction };
+BinKey parse_bin_key(const std::string& text);  // "flow" or "direction"; UsageError otherwise
+const char* bin_key_name(BinKey key);
+
+struct FlowStats {
+  std::int64_t first_ns = 0, last_ns = 0;  // first and last packet stamps
+  std::uint64_t bytes = 0;                 // wire bytes
+  std::uint64_t packets = 0;
+  std::uint64_t ce_packets = 0;  // IP ECN field = CE (congestion experienced)
+  std::uint32_t series = 0;      // the bin series it counts in
+};
+
+class FlowAccounting {
+ public:
+  // `fields` is the series' "flow,src,dst" text as the trace-bins file has it.
+  using BinSink = std::function<void(const BinRow& row, std::string_view fields)>;
+  FlowAccounting(BinKey per, std::int64_t bin_ns, std::int64_t reorder_ns, BinSink sink);
+
+  void add(const Packet& packet, std::int64_t ts_ns) {
+    bool added = false;
+    const std::uint32_t index = flows_.find_or_add(packet.key, added);
+    if (added) new_flow(index, ts_ns);
+    FlowStats& f = stats_[index];
+    f.last_ns = ts_ns > f.last_ns ? ts_ns : f.last_ns;
+    f.first_ns = ts_ns < f.first_ns ? ts_ns : f.first_ns;
+    f.bytes += packet.wire_bytes;
+    ++f.packets;
+    f.ce_packets += packet.ecn == 3 ? 1 : 0;
+    binner_.add(f.series, ts_ns, packet.wire_bytes);
+  }
+  void finish() { binner_.finish(); }
+
+  std::size_t flow_count() const { return stats_.size(); }
+  const FlowKey& key(std::size_t flow) const { return flows_.key(static_cast<std::uint32_t>(flow)); }
+  const FlowStats& stats(std::size_t flow) const { return stats_[flow]; }
+  std::uint64_t late_packets() const { return binner_.late_packets(); }
+  std::int64_t bin_ns() const { return binner_.bin_ns(); }
+
+ private:
+  void new_flow(std::uint32_t index, std::int64_t ts_ns);
+  void emit(const BinRow& row);
+
+  BinKey per_;
+  BinSink sink_;
+  FlowIndex flows_;
+  std::vector<FlowStats> stats_;
+  FlowIndex directions_;
+  std::vector<std::string> fields_;  // per series, built when its first bin leaves
+  Binner binner_;
+};
+
+}  // namespace xtk::capture

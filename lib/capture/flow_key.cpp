@@ -1,0 +1,99 @@
+#include "capture/flow_key.hpp"
+
+#include <arpa/inet.h>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace xtk::capture {
+namespace {
+
+std::uint64_t load64(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+std::string address_text(const std::array<std::uint8_t, 16>& a, std::uint8_t family) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (family == 4) {
+    inet_ntop(AF_INET, a.data(), text, sizeof text);
+    return text;
+  }
+  if (family == 6) {
+    inet_ntop(AF_INET6, a.data(), text, sizeof text);
+    return text;
+  }
+  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+// An address with its port, IPv6 in brackets so the colon before the port reads unambiguously.
+std::string endpoint(const std::array<std::uint8_t, 16>& a, std::uint8_t family, std::uint16_t port) {
+  if (family == 6) return fmt::format("[{}]:{}", address_text(a, family), port);
+  return fmt::format("{}:{}", address_text(a, family), port);
+}
+
+}  // namespace
+
+std::uint64_t FlowKey::hash() const {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(this);
+  // Six 64-bit words folded with multiply-xorshift steps: cheap and well mixed.
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (std::size_t i = 0; i < sizeof(FlowKey); i += 8) {
+    h ^= load64(p + i);
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+  }
+  h ^= h >> 32;
+  h *= 0x94d049bb133111ebULL;
+  return h ^ (h >> 29);
+}
+
+FlowKey FlowKey::direction() const {
+  FlowKey d;
+  d.src = src;
+  d.dst = dst;
+  d.family = family;
+  d.kind = FlowKind::direction;
+  return d;
+}
+
+std::string FlowKey::src_text() const { return kind == FlowKind::none ? "-" : address_text(src, family); }
+std::string FlowKey::dst_text() const { return kind == FlowKind::none ? "-" : address_text(dst, family); }
+
+std::string FlowKey::text() const {
+  switch (kind) {
+    case FlowKind::none:
+      return "unknown";
+    case FlowKind::ethernet:
+      return fmt::format("eth type=0x{:04x} {}>{}", ethertype, src_text(), dst_text());
+    case FlowKind::ip:
+      if (protocol == 1) return fmt::format("icmp {}>{}", src_text(), dst_text());
+      if (protocol == 58) return fmt::format("icmp6 {}>{}", src_text(), dst_text());
+      return fmt::format("ip proto={} {}>{}", protocol, src_text(), dst_text());
+    case FlowKind::tcp:
+      return fmt::format("tcp {}>{}", endpoint(src, family, src_port), endpoint(dst, family, dst_port));
+    case FlowKind::udp:
+      return fmt::format("udp {}>{}", endpoint(src, family, src_port), endpoint(dst, family, dst_port));
+    case FlowKind::roce:
+      return fmt::format("roce qp=0x{:x} {}>{}", qp, src_text(), dst_text());
+    case FlowKind::direction:
+      return fmt::format("{} {}>{}", family == 0 ? "eth" : "ip", src_text(), dst_text());
+  }
+  return "unknown";
+}
+
+Address parse_address(const std::string& text) {
+  Address a;
+  if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) {
+    a.family = 4;
+  } else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1) {
+    a.family = 6;
+  } else {
+    throw UsageError(fmt::format("'{}' is not an IPv4 or IPv6 address", text));
+  }
+  return a;
+}
+
+}  // namespace xtk::capture

@@ -1,0 +1,196 @@
+#include "capture/trace.hpp"
+
+#include <pcap/pcap.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "capture/dissector.hpp"
+#include "capture/trace_files.hpp"
+#include "capture/trace_merge.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace xtk::capture {
+namespace {
+
+// A BPF program compiled once per link type met in the files.
+class PacketFilter {
+ public:
+  PacketFilter(std::string expression, std::uint32_t snaplen) : expression_(std::move(expression)), snaplen_(snaplen) {}
+  ~PacketFilter() {
+    for (auto& [linktype, program] : programs_) pcap_freecode(&program);
+  }
+  PacketFilter(const PacketFilter&) = delete;
+  PacketFilter& operator=(const PacketFilter&) = delete;
+
+  bool active() const { return !expression_.empty(); }
+  void compile(std::uint32_t linktype) {
+    if (programs_.count(linktype) != 0) return;
+    // libpcap names raw IP by its DLT value, not the file's link type.
+    const int dlt = linktype == kLinkRaw ? DLT_RAW : static_cast<int>(linktype);
+    std::unique_ptr<pcap_t, void (*)(pcap_t*)> dead(
+        pcap_open_dead(dlt, static_cast<int>(std::max<std::uint32_t>(snaplen_, 65535))), &pcap_close);
+    bpf_program program{};
+    if (pcap_compile(dead.get(), &program, expression_.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0) {
+      throw UsageError(fmt::format("--filter '{}': {}", expression_, pcap_geterr(dead.get())));
+    }
+    programs_.emplace(linktype, program);
+  }
+  bool pass(std::uint32_t linktype, const Record& r) const {
+    pcap_pkthdr header{};
+    header.caplen = r.caplen;
+    header.len = r.wirelen;
+    return pcap_offline_filter(&programs_.at(linktype), &header, r.data) != 0;
+  }
+
+ private:
+  std::string expression_;
+  std::uint32_t snaplen_;
+  std::map<std::uint32_t, bpf_program> programs_;
+};
+
+bool any_matches(const std::vector<Address>& list, const FlowKey& key, bool src, bool dst) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const Address& a) { return (src && a.matches_src(key)) || (dst && a.matches_dst(key)); });
+}
+
+}  // namespace
+
+TimeBound parse_time_bound(const std::string& text, std::string_view flag) {
+  TimeBound b;
+  try {
+    if (!text.empty() && text[0] == '@') {
+      b.absolute = true;
+      const double ns = parse_number(text.substr(1));
+      if (ns < 0) throw UsageError("negative");
+      b.ns = static_cast<std::int64_t>(ns);
+    } else {
+      b.ns = parse_duration_ns(text);
+    }
+  } catch (const UsageError&) {
+    throw UsageError(
+        fmt::format("{}: '{}' is neither a duration from the first packet (2s, 500ms) nor @NS, an "
+                    "absolute CLOCK_REALTIME time in ns",
+                    flag, text));
+  }
+  if (!b.absolute && b.ns < 0) throw UsageError(fmt::format("{}: '{}' is negative", flag, text));
+  return b;
+}
+
+TraceResult analyze_trace(const TraceOptions& o) {
+  if (o.bin_ns <= 0) throw UsageError("--bin: the bin width must be above 0");
+  TraceResult result;
+  result.files = o.files;
+  result.bin_ns = o.bin_ns;
+  result.smooth_bins = std::max<std::size_t>(1, o.smooth_bins);
+  TraceMerge merge(o.files);
+  result.linktypes = merge.linktypes();
+  result.snaplen = merge.max_snaplen();
+  PacketFilter filter(o.filter, merge.max_snaplen());
+  if (filter.active()) {
+    for (std::uint32_t linktype : result.linktypes) filter.compile(linktype);
+  }
+
+  const std::int64_t t0 = merge.first_ts_ns();
+  auto resolve = [&](const std::optional<TimeBound>& b, std::int64_t fallback) {
+    if (!b) return fallback;
+    return b->absolute ? b->ns : t0 + b->ns;
+  };
+  const std::int64_t from = resolve(o.from, INT64_MIN);
+  const std::int64_t to = resolve(o.to, INT64_MAX);
+  if (o.from && o.to && to <= from) throw UsageError("--to must be after --from");
+
+  const HeaderKeys header{{"generator", "xtk-analyze trace"}, {"per", bin_key_name(o.per)}};
+  std::unique_ptr<TraceBinsWriter> bins;
+  if (!o.bins_path.empty()) bins = std::make_unique<TraceBinsWriter>(o.bins_path, o.bin_ns, header);
+  std::unique_ptr<TraceSeriesWriter> series_file;
+  if (!o.series_path.empty()) {
+    series_file = std::make_unique<TraceSeriesWriter>(o.series_path, o.bin_ns, result.smooth_bins,
+                                                      HeaderKeys{{"generator", "xtk-analyze trace"}});
+  }
+  RateSeries series(o.bin_ns, result.smooth_bins, o.histogram_step_bps, [&](const SeriesPoint& p) {
+    if (series_file) series_file->row(p);
+  });
+  if (o.from) series.begin(floor_div(from, o.bin_ns) * o.bin_ns);
+  FlowAccounting flows(o.per, o.bin_ns, o.reorder_ns, [&](const BinRow& row, std::string_view fields) {
+    if (bins) bins->row(row, fields);
+    series.add(row.bin_start_ns, row.bytes, row.packets);
+  });
+
+  const bool host_filter = !o.hosts.empty() || !o.srcs.empty() || !o.dsts.empty();
+  Record r;
+  std::uint32_t linktype = 0;
+  Packet packet;
+  bool first = true;
+  while (merge.next(r, linktype)) {
+    ++result.packets_read;
+    result.bytes_read += r.wirelen;
+    result.trace_last_ns = std::max(result.trace_last_ns, r.ts_ns);
+    if (r.ts_ns < from || r.ts_ns >= to) continue;
+    if (filter.active() && !filter.pass(linktype, r)) continue;
+    dissect(linktype, r.data, r.caplen, r.wirelen, packet);
+    if (host_filter) {
+      const FlowKey& k = packet.key;
+      if (k.family == 0) continue;
+      if (!o.hosts.empty() && !any_matches(o.hosts, k, true, true)) continue;
+      if (!o.srcs.empty() && !any_matches(o.srcs, k, true, false)) continue;
+      if (!o.dsts.empty() && !any_matches(o.dsts, k, false, true)) continue;
+    }
+    result.not_ip += packet.key.family == 0 ? 1 : 0;
+    result.cut += packet.problem == Problem::cut ? 1 : 0;
+    result.malformed += packet.problem == Problem::malformed ? 1 : 0;
+    result.fragments += packet.fragment ? 1 : 0;
+    flows.add(packet, r.ts_ns);
+    ++result.packets;
+    result.bytes += packet.wire_bytes;
+    if (first || r.ts_ns < result.first_ns) result.first_ns = r.ts_ns;
+    if (first || r.ts_ns > result.last_ns) result.last_ns = r.ts_ns;
+    first = false;
+  }
+  result.damage = merge.damage();
+  flows.finish();
+  result.late = flows.late_packets();
+  result.trace_first_ns = t0;
+  result.window_from_ns = o.from ? from : t0;
+  // A window past the end of the trace stops at its last packet: no empty bins beyond what was captured.
+  result.window_to_ns = std::min(to, result.trace_last_ns + 1);
+  // The series spans the window when one was given, else the selected packets.
+  if (o.to && result.packets_read > 0) {
+    series.finish(floor_div(result.window_to_ns - 1, o.bin_ns) * o.bin_ns);
+  } else if (result.packets > 0) {
+    series.finish(floor_div(result.last_ns, o.bin_ns) * o.bin_ns);
+  }
+  if (bins) bins->close();
+  if (series_file) series_file->close();
+
+  result.rate_bins = series.bins();
+  if (series.smoothed_stats().count() > 0) {
+    result.rate_mean_bps = series.smoothed_stats().mean();
+    result.rate_p50_bps = series.smoothed_quantiles().quantile(0.5);
+    result.rate_p99_bps = series.smoothed_quantiles().quantile(0.99);
+    result.rate_max_bps = series.smoothed_stats().max();
+  }
+  result.histogram = series.histogram().buckets();
+
+  result.flows.reserve(flows.flow_count());
+  for (std::size_t i = 0; i < flows.flow_count(); ++i) {
+    FlowRow row;
+    const FlowKey& key = flows.key(i);
+    row.flow = key.text();
+    row.src = key.src_text();
+    row.dst = key.dst_text();
+    row.stats = flows.stats(i);
+    const std::int64_t span = row.stats.last_ns - row.stats.first_ns;
+    row.mean_bps = span > 0 ? static_cast<double>(row.stats.bytes) * 8 / (static_cast<double>(span) * 1e-9) : 0;
+    result.flows.push_back(std::move(row));
+  }
+  std::stable_sort(result.flows.begin(), result.flows.end(),
+                   [](const FlowRow& a, const FlowRow& b) { return a.stats.bytes > b.stats.bytes; });
+  return result;
+}
+
+}  // namespace xtk::capture

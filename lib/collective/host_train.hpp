@@ -1,0 +1,54 @@
+// The training engine of a CPU backend: compute runs in the calling thread
+// (sleep, or a busy loop to load the core), and a communication thread runs
+// the bucket all-reduces one after the other as they are issued, like the
+// comm stream of a GPU.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collective/train_engine.hpp"
+
+namespace xtk::collective {
+
+// Sleeps or spins for `ns` from now.
+void host_compute(ComputeMode mode, std::int64_t ns);
+
+class HostTrainEngine : public TrainEngine {
+ public:
+  // Blocking all-reduce (sum) of `count` elements at `data`; throws CollectiveError.
+  using AllReduceFn = std::function<void(void* data, std::size_t count, DataType type)>;
+  HostTrainEngine(TrainPlan plan, ComputeMode mode, std::int64_t timeout_ns, AllReduceFn all_reduce);
+  ~HostTrainEngine() override;
+
+  void compute(std::int64_t ns) override;
+  void all_reduce(std::size_t bucket) override;
+  IterationTiming finish_iteration() override;
+  void write_gradients(std::size_t local, std::size_t offset, const void* data, std::size_t bytes) override;
+  void read_gradients(std::size_t local, std::size_t offset, void* data, std::size_t bytes) override;
+
+ private:
+  void comm_loop();
+  TrainPlan plan_;
+  ComputeMode mode_;
+  std::int64_t timeout_ns_;
+  AllReduceFn all_reduce_;
+  std::vector<char> gradients_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::size_t> queue_;
+  std::size_t pending_ = 0;  // queued or running
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::int64_t comm_ns_ = 0, last_end_ns_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace xtk::collective

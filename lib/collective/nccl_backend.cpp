@@ -1,0 +1,166 @@
+// Compiled only when CMake found CUDA and NCCL; the guard lets tools that read
+// every source (clang-tidy without a compile command) skip it elsewhere.
+#ifdef XTK_HAVE_NCCL
+#include "collective/nccl_backend.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collective/job.hpp"
+#include "collective/nccl_context.hpp"
+#include "collective/nccl_train.hpp"
+#include "core/clock.hpp"
+
+namespace xtk::collective {
+namespace {
+
+std::string version_text(int code) {  // 22809 -> 2.28.9; CUDA's 13000 -> 13.0
+  return fmt::format("{}.{}.{}", code / 10000, code / 100 % 100, code % 100);
+}
+
+class NcclBackend : public Backend {
+ public:
+  explicit NcclBackend(Job& job) : context_(job) {
+    NcclContext* context = &context_;
+    job.on_abort([context] { context->abort(); });
+  }
+
+  ~NcclBackend() override {
+    context_.job.on_abort(nullptr);  // the context goes with this object
+    for (std::size_t i = 0; i < send_.size(); ++i) {
+      cudaSetDevice(context_.devices[i]);
+      cudaFree(send_[i]);
+      cudaFree(recv_[i]);
+    }
+  }
+
+  std::string name() const override { return "nccl"; }
+
+  nlohmann::json versions() const override {
+    int nccl = 0, runtime = 0, driver = 0;
+    ncclGetVersion(&nccl);
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    return {{"nccl", version_text(nccl)},
+            {"nccl_headers", fmt::format("{}.{}.{}", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH)},
+            {"cuda_runtime", fmt::format("{}.{}", runtime / 1000, runtime % 1000 / 10)},
+            {"cuda_driver", fmt::format("{}.{}", driver / 1000, driver % 1000 / 10)}};
+  }
+
+  std::vector<DeviceInfo> local_devices() const override {
+    std::vector<DeviceInfo> out;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    for (std::size_t i = 0; i < context_.devices.size(); ++i) {
+      cudaDeviceProp prop{};
+      cudaGetDeviceProperties(&prop, context_.devices[i]);
+      DeviceInfo d;
+      d.rank = context_.job.first_rank() + static_cast<std::uint32_t>(i);
+      d.host = host;
+      d.pid = static_cast<int>(getpid());
+      d.device = context_.devices[i];
+      d.bus_id = fmt::format("{:04x}:{:02x}:{:02x}", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+      d.name = prop.name;
+      out.push_back(d);
+    }
+    return out;
+  }
+
+  void allocate(std::size_t bytes) override {
+    capacity_ = bytes;
+    for (std::size_t i = 0; i < context_.devices.size(); ++i) {
+      check_cuda(cudaSetDevice(context_.devices[i]), "cudaSetDevice");
+      void* send = nullptr;
+      void* recv = nullptr;
+      check_cuda(cudaMalloc(&send, std::max<std::size_t>(bytes, 1)), "cudaMalloc (send buffer)");
+      check_cuda(cudaMalloc(&recv, std::max<std::size_t>(bytes, 1)), "cudaMalloc (receive buffer)");
+      send_.push_back(static_cast<char*>(send));
+      recv_.push_back(static_cast<char*>(recv));
+    }
+  }
+
+  void write_input(std::size_t local, const void* data, std::size_t bytes, bool in_place) override {
+    check_cuda(cudaSetDevice(context_.devices[local]), "cudaSetDevice");
+    // On the NCCL stream, so the next all-reduce is ordered after the copy (a plain
+    // cudaMemcpy from pageable memory may return before its DMA is done).
+    check_cuda(cudaMemcpyAsync(in_place ? recv_[local] : send_[local], data, bytes, cudaMemcpyHostToDevice,
+                               context_.streams[local]),
+               "cudaMemcpyAsync (input)");
+  }
+
+  void read_output(std::size_t local, void* data, std::size_t bytes) override {
+    check_cuda(cudaSetDevice(context_.devices[local]), "cudaSetDevice");
+    check_cuda(cudaMemcpyAsync(data, recv_[local], bytes, cudaMemcpyDeviceToHost, context_.streams[local]),
+               "cudaMemcpyAsync (output)");
+    check_cuda(cudaStreamSynchronize(context_.streams[local]), "cudaStreamSynchronize");
+  }
+
+  TimedRun run(const AllReduceCall& call, int iterations, bool rotate) override {
+    const std::size_t bytes = call.count * data_type_size(call.type);
+    const std::size_t slices = rotate && bytes > 0 ? std::max<std::size_t>(1, capacity_ / bytes) : 1;
+    const std::size_t gpus = context_.devices.size();
+    // Events between the iterations time each one without a host sync.
+    std::vector<std::vector<cudaEvent_t>> events(gpus, std::vector<cudaEvent_t>(iterations + 1));
+    for (std::size_t i = 0; i < gpus; ++i) {
+      check_cuda(cudaSetDevice(context_.devices[i]), "cudaSetDevice");
+      for (auto& e : events[i]) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+    }
+    TimedRun result;
+    const std::int64_t start = monotonic_ns();
+    for (std::size_t i = 0; i < gpus; ++i) {
+      check_cuda(cudaEventRecord(events[i][0], context_.streams[i]), "cudaEventRecord");
+    }
+    for (int k = 0; k < iterations; ++k) {
+      context_.job.progress().advance();
+      const std::size_t offset = bytes * (static_cast<std::size_t>(k) % slices);
+      if (gpus > 1) check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (std::size_t i = 0; i < gpus; ++i) {
+        char* out = recv_[i] + offset;
+        const char* in = call.in_place ? out : send_[i] + offset;
+        check_nccl(ncclAllReduce(in, out, call.count, nccl_type(call.type), nccl_op(call.op), context_.comms[i],
+                                 context_.streams[i]),
+                   "ncclAllReduce");
+      }
+      if (gpus > 1) check_nccl(ncclGroupEnd(), "ncclAllReduce (group)");
+      for (std::size_t i = 0; i < gpus; ++i) {
+        check_cuda(cudaEventRecord(events[i][static_cast<std::size_t>(k) + 1], context_.streams[i]), "cudaEventRecord");
+      }
+    }
+    context_.wait(context_.streams, fmt::format("all-reduce of {} B", bytes), events[0]);
+    result.wall_seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
+    result.iteration_seconds.assign(static_cast<std::size_t>(iterations), 0.0);
+    for (std::size_t i = 0; i < gpus; ++i) {
+      for (int k = 0; k < iterations; ++k) {
+        float ms = 0;
+        check_cuda(cudaEventElapsedTime(&ms, events[i][k], events[i][k + 1]), "cudaEventElapsedTime");
+        auto& slot = result.iteration_seconds[static_cast<std::size_t>(k)];
+        slot = std::max(slot, static_cast<double>(ms) / 1e3);
+      }
+      for (auto& e : events[i]) cudaEventDestroy(e);
+    }
+    return result;
+  }
+
+  std::unique_ptr<TrainEngine> train_engine(const TrainPlan& plan) override {
+    return make_nccl_train_engine(context_, plan);
+  }
+
+ private:
+  NcclContext context_;
+  std::size_t capacity_ = 0;
+  std::vector<char*> send_, recv_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_nccl_backend(const BackendOptions& /*options*/, Job& job) {
+  return std::make_unique<NcclBackend>(job);
+}
+
+int nccl_visible_gpus() { return visible_gpus(); }
+
+}  // namespace xtk::collective
+#endif

@@ -1,0 +1,51 @@
+// `xtk-collective sweep`: all-reduce over a range of sizes the way nccl-tests
+// measures it - warm-up at the largest and smallest size, then per size and
+// per mode (out of place, in place) a checked run, a barrier, one untimed
+// call, and -n timed iterations back to back; the time is the mean over ranks
+// (-a 1) of the host-clock time per iteration.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "collective/backend.hpp"
+#include "collective/dtype.hpp"
+#include "collective/job.hpp"
+#include "collective/time_stats.hpp"
+
+namespace xtk::collective {
+
+enum class RankTime { rank0 = 0, mean = 1, min = 2, max = 3 };  // nccl-tests' -a
+
+struct SweepOptions {
+  std::uint64_t min_bytes = 32ULL << 20, max_bytes = 32ULL << 20;
+  std::uint64_t factor = 1, step_bytes = 1ULL << 20;
+  int iterations = 20, warmup = 5;
+  bool check = true;
+  DataType type = DataType::float32;
+  ReduceOp op = ReduceOp::sum;
+  RankTime rank_time = RankTime::mean;
+  nlohmann::json to_json() const;
+};
+
+struct SweepResult {
+  double time_us = 0;     // per iteration, combined over ranks by -a
+  double algbw_gbps = 0;  // GB/s
+  double busbw_gbps = 0;
+  std::uint64_t wrong = 0;  // elements, all ranks
+  TimeStats iteration_us;   // per iteration: the slowest rank's time of each iteration
+};
+
+struct SweepRow {
+  std::uint64_t bytes = 0, count = 0;
+  SweepResult out_of_place, in_place;
+};
+
+// Runs the sweep; rank 0 gets each row as soon as it is measured.
+void run_sweep(const SweepOptions& options, Backend& backend, Job& job,
+               const std::function<void(const SweepRow&)>& on_row);
+
+}  // namespace xtk::collective

@@ -1,0 +1,266 @@
+#include "collective/train.hpp"
+
+#include <time.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <memory>
+
+#include "collective/iterations.hpp"
+#include "collective/pattern.hpp"
+#include "collective/sizes.hpp"
+#include "collective/train_report.hpp"
+#include "core/clock.hpp"
+#include "core/units.hpp"
+
+namespace xtk::collective {
+namespace {
+
+// The stop vote rides in the first element of the last bucket: every rank
+// writes 1 (wants to stop: its --duration is over, or it got SIGINT) or 0, and
+// after the all-reduce every rank reads the same sum, so all stop after the
+// same iteration without an extra message. Timed gradients carry no data.
+std::vector<char> vote(DataType type, bool stop) {
+  std::vector<char> bytes(data_type_size(type), 0);
+  if (!stop) return bytes;
+  switch (type) {
+    case DataType::float16: {
+      const std::uint16_t one = 0x3C00;
+      std::memcpy(bytes.data(), &one, 2);
+      break;
+    }
+    case DataType::bfloat16: {
+      const std::uint16_t one = 0x3F80;
+      std::memcpy(bytes.data(), &one, 2);
+      break;
+    }
+    case DataType::float32: {
+      const float one = 1.0F;
+      std::memcpy(bytes.data(), &one, 4);
+      break;
+    }
+    case DataType::float64: {
+      const double one = 1.0;
+      std::memcpy(bytes.data(), &one, 8);
+      break;
+    }
+    default:
+      bytes[0] = 1;  // little-endian integer 1
+  }
+  return bytes;
+}
+
+std::string rank_path(const std::string& pattern, std::uint32_t rank) {
+  std::string path = pattern;
+  for (auto at = path.find("{rank}"); at != std::string::npos; at = path.find("{rank}", at)) {
+    path.replace(at, 6, std::to_string(rank));
+  }
+  return path;
+}
+
+class Trainer {
+ public:
+  Trainer(const TrainOptions& o, const ModelProfile& profile, Backend& backend, Job& job)
+      : options_(o),
+        job_(job),
+        plan_(assign_buckets(profile, o.caps)),
+        compute_(compute_times(o, profile)),
+        engine_(backend.train_engine(plan_.plan)),
+        locals_(backend.local_devices().size()) {
+    std::uint64_t gradient = 0;
+    for (const auto& b : plan_.plan.buckets) gradient += b.bytes;
+    bytes_sent_ =
+        static_cast<std::uint64_t>(std::llround(static_cast<double>(gradient) * all_reduce_bus_factor(job.nranks())));
+  }
+
+  const BucketPlan& plan() const { return plan_; }
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+  const ComputeTimes& compute() const { return compute_; }
+
+  // One iteration; true when the ranks voted to stop after it.
+  bool iteration(bool want_stop, IterationTiming* timing) {
+    const Bucket& last = plan_.plan.buckets.back();
+    const auto ballot = vote(last.type, want_stop);
+    for (std::size_t i = 0; i < locals_; ++i)
+      engine_->write_gradients(i, last.offset_bytes, ballot.data(), ballot.size());
+    engine_->compute(compute_.forward_ns);
+    for (std::size_t b = 0; b < plan_.plan.buckets.size(); ++b) {
+      engine_->compute(
+          static_cast<std::int64_t>(std::llround(static_cast<double>(compute_.backward_ns) * plan_.compute_before[b])));
+      engine_->all_reduce(b);
+    }
+    *timing = engine_->finish_iteration();
+    std::vector<char> result(ballot.size());
+    engine_->read_gradients(0, last.offset_bytes, result.data(), result.size());
+    for (char c : result) {
+      if (c != 0) return true;
+    }
+    return false;
+  }
+
+  // All-reduces every bucket once with known data; the elements that are wrong.
+  std::uint64_t check() {
+    for (std::size_t b = 0; b < plan_.plan.buckets.size(); ++b) {
+      const Bucket& bucket = plan_.plan.buckets[b];
+      const DataPattern pattern(bucket.type, ReduceOp::sum, job_.nranks());
+      std::vector<char> host(bucket.bytes);
+      for (std::size_t i = 0; i < locals_; ++i) {
+        pattern.fill(job_.first_rank() + static_cast<std::uint32_t>(i), bucket.count(), host.data());
+        engine_->write_gradients(i, bucket.offset_bytes, host.data(), host.size());
+      }
+      engine_->all_reduce(b);
+    }
+    engine_->finish_iteration();
+    std::uint64_t wrong = 0;
+    for (const auto& bucket : plan_.plan.buckets) {
+      const DataPattern pattern(bucket.type, ReduceOp::sum, job_.nranks());
+      std::vector<char> host(bucket.bytes);
+      for (std::size_t i = 0; i < locals_; ++i) {
+        engine_->read_gradients(i, bucket.offset_bytes, host.data(), host.size());
+        wrong += pattern.count_wrong(bucket.count(), host.data());
+      }
+    }
+    return wrong;
+  }
+
+ private:
+  const TrainOptions& options_;
+  Job& job_;
+  BucketPlan plan_;
+  ComputeTimes compute_;
+  std::unique_ptr<TrainEngine> engine_;
+  std::size_t locals_;
+  std::uint64_t bytes_sent_ = 0;
+};
+
+void sleep_until_realtime(std::int64_t realtime) {
+  const timespec t = to_timespec(realtime);
+  while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &t, nullptr) != 0) {
+  }
+}
+
+}  // namespace
+
+nlohmann::json TrainOptions::to_json() const {
+  return {{"bucket_bytes", caps.bytes},
+          {"first_bucket_bytes", caps.first_bytes},
+          {"compute_ns", compute_ns ? nlohmann::json(*compute_ns) : nlohmann::json()},
+          {"forward_fraction", forward_fraction ? nlohmann::json(*forward_fraction) : nlohmann::json()},
+          {"compute_scale", compute_scale},
+          {"iterations", iterations},
+          {"duration_ns", duration_ns},
+          {"warmup", warmup},
+          {"start_at_realtime_ns", start_at_realtime_ns ? nlohmann::json(*start_at_realtime_ns) : nlohmann::json()},
+          {"iterations_path", iterations_path},
+          {"check", check}};
+}
+
+ComputeTimes compute_times(const TrainOptions& o, const ModelProfile& profile) {
+  double total_ns = 0;
+  if (o.compute_ns) {
+    total_ns = static_cast<double>(*o.compute_ns);
+  } else if (profile.compute_ms) {
+    total_ns = *profile.compute_ms * 1e6;
+  } else {
+    throw UsageError(
+        fmt::format("{} has no compute_ms: give the compute time of an iteration with --compute", profile.source));
+  }
+  total_ns *= o.compute_scale;
+  const double forward = o.forward_fraction.value_or(profile.forward_fraction);
+  if (forward < 0 || forward >= 1) throw UsageError("--forward-fraction must be in [0, 1)");
+  ComputeTimes t;
+  t.forward_ns = static_cast<std::int64_t>(std::llround(total_ns * forward));
+  t.backward_ns = static_cast<std::int64_t>(std::llround(total_ns)) - t.forward_ns;
+  return t;
+}
+
+TrainSummary run_train(const TrainOptions& o, const ModelProfile& profile, Backend& backend, Job& job,
+                       const std::atomic<bool>& stop_requested) {
+  Trainer trainer(o, profile, backend, job);
+  std::unique_ptr<IterationWriter> writer;
+  if (!o.iterations_path.empty()) {
+    writer = std::make_unique<IterationWriter>(
+        rank_path(o.iterations_path, job.world().rank),
+        std::vector<std::pair<std::string, std::string>>{{"generator", fmt::format("xtk-collective {}", XTK_VERSION)},
+                                                         {"model", profile.model},
+                                                         {"ranks", std::to_string(job.nranks())},
+                                                         {"backend", backend.name()},
+                                                         {"bucket_bytes", std::to_string(o.caps.bytes)}});
+  }
+  RankPart part;
+  part.bytes_per_iteration = trainer.bytes_sent();
+  IterationTiming timing;
+  job.barrier("the start of training");
+  for (std::uint64_t k = 0; k < o.warmup; ++k) {
+    job.progress().set_where(fmt::format("in warm-up iteration {}", k));
+    trainer.iteration(false, &timing);
+  }
+  if (o.start_at_realtime_ns) {
+    const auto now = realtime_ns();
+    if (*o.start_at_realtime_ns < now) {
+      throw Error(fmt::format("--start-at is {:.3f} s in the past after the warm-up",
+                              static_cast<double>(now - *o.start_at_realtime_ns) / 1e9));
+    }
+    job.progress().set_where("waiting for --start-at");
+    job.progress().idle_until(monotonic_ns() + (*o.start_at_realtime_ns - now));
+    sleep_until_realtime(*o.start_at_realtime_ns);
+  }
+  const std::int64_t start = monotonic_ns();
+  for (std::uint64_t k = 0;; ++k) {
+    job.progress().set_where(fmt::format("in training iteration {}", k));
+    const bool want_stop = stop_requested.load() || (o.iterations == 0 && monotonic_ns() - start >= o.duration_ns);
+    const std::int64_t t0 = monotonic_ns(), wall0 = realtime_ns();
+    const bool stop = trainer.iteration(want_stop, &timing);
+    const std::int64_t t1 = monotonic_ns(), wall1 = realtime_ns();
+    const double iter_us = static_cast<double>(t1 - t0) / 1e3;
+    part.iter_us.push_back(iter_us);
+    part.comm_us.push_back(static_cast<double>(timing.comm_ns) / 1e3);
+    part.exposed_us.push_back(static_cast<double>(timing.exposed_ns) / 1e3);
+    if (writer) {
+      for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
+        writer->write(IterationRecord{job.first_rank() + i, k, wall0, wall1, iter_us,
+                                      static_cast<double>(timing.comm_ns) / 1e3, trainer.bytes_sent()});
+      }
+    }
+    if (stop) {
+      part.interrupted = stop_requested.load() || o.iterations > 0;
+      break;
+    }
+    if (o.iterations > 0 && k + 1 >= o.iterations) break;
+  }
+  if (writer) writer->close();
+  if (o.check) {
+    job.progress().set_where("in the data check after training");
+    part.wrong = trainer.check();
+  }
+  const auto parts = job.gather("the training summary", part.encode());
+  return summarize(profile, trainer.plan(), trainer.compute(), job.nranks(), parts, job.is_root() ? nullptr : &part);
+}
+
+std::int64_t parse_start_at(const std::string& text) {
+  if (text.find('T') == std::string::npos) {
+    try {
+      return static_cast<std::int64_t>(std::llround(parse_number(text) * 1e9));
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z", text));
+    }
+  }
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  double fraction = 0;
+  if (rest != nullptr && *rest == '.') {
+    char* end = nullptr;
+    fraction = std::strtod(rest, &end);
+    rest = end;
+  }
+  if (rest == nullptr || !(std::string(rest) == "Z" || std::string(rest) == "+00:00")) {
+    throw UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z (UTC)", text));
+  }
+  return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000 +
+         static_cast<std::int64_t>(std::llround(fraction * 1e9));
+}
+
+}  // namespace xtk::collective

@@ -1,0 +1,51 @@
+// What the training emulator asks of a backend each iteration: compute (a
+// calibrated kernel on a GPU, sleep or a busy loop on a CPU) and bucket
+// all-reduces issued behind it, overlapping, as PyTorch DDP does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "collective/dtype.hpp"
+
+namespace xtk::collective {
+
+enum class ComputeMode { sleep, busy };  // how a CPU rank spends its compute time
+
+// A gradient bucket: a contiguous slice of the flat gradient buffer of one type.
+struct Bucket {
+  std::size_t offset_bytes = 0;
+  std::size_t bytes = 0;
+  DataType type = DataType::float32;
+  std::size_t first_tensor = 0, last_tensor = 0;  // indices into the profile, backward order
+  std::size_t count() const { return bytes / data_type_size(type); }
+};
+
+struct TrainPlan {
+  std::vector<Bucket> buckets;  // in the order they become ready in the backward pass
+  std::size_t gradient_bytes = 0;
+};
+
+struct IterationTiming {
+  std::int64_t comm_ns = 0;     // time some bucket's all-reduce was running
+  std::int64_t exposed_ns = 0;  // communication after the backward compute ended: not overlapped
+};
+
+class TrainEngine {
+ public:
+  virtual ~TrainEngine() = default;
+  // Compute of `ns` nanoseconds after everything issued so far (forward, or the
+  // backward slice that fills the next bucket).
+  virtual void compute(std::int64_t ns) = 0;
+  // All-reduce of `bucket` as soon as the compute issued so far is done.
+  virtual void all_reduce(std::size_t bucket) = 0;
+  // Waits for everything issued this iteration. Throws CollectiveError after the timeout.
+  virtual IterationTiming finish_iteration() = 0;
+
+  // Gradient data of local rank `local`, for the data check after the run.
+  virtual void write_gradients(std::size_t local, std::size_t offset, const void* data, std::size_t bytes) = 0;
+  virtual void read_gradients(std::size_t local, std::size_t offset, void* data, std::size_t bytes) = 0;
+};
+
+}  // namespace xtk::collective

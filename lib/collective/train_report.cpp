@@ -1,0 +1,125 @@
+#include "collective/train_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collective/sizes.hpp"
+#include "core/report.hpp"
+#include "core/units.hpp"
+
+namespace xtk::collective {
+namespace {
+
+std::vector<double> in_ms(const std::vector<double>& us) {
+  std::vector<double> ms;
+  ms.reserve(us.size());
+  for (double v : us) ms.push_back(v / 1e3);
+  return ms;
+}
+
+}  // namespace
+
+std::string RankPart::encode() const {
+  return nlohmann::json{{"iter_us", iter_us},           {"comm_us", comm_us}, {"exposed_us", exposed_us},
+                        {"bytes", bytes_per_iteration}, {"wrong", wrong},     {"interrupted", interrupted}}
+      .dump();
+}
+
+RankPart RankPart::decode(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  RankPart p;
+  p.iter_us = j.at("iter_us").get<std::vector<double>>();
+  p.comm_us = j.at("comm_us").get<std::vector<double>>();
+  p.exposed_us = j.at("exposed_us").get<std::vector<double>>();
+  p.bytes_per_iteration = j.at("bytes").get<std::uint64_t>();
+  p.wrong = j.at("wrong").get<std::uint64_t>();
+  p.interrupted = j.at("interrupted").get<bool>();
+  return p;
+}
+
+TrainSummary summarize(const ModelProfile& profile, const BucketPlan& plan, const ComputeTimes& compute,
+                       std::uint32_t ranks, const std::vector<std::string>& parts, const RankPart* own) {
+  std::vector<RankPart> all;
+  if (own != nullptr) all.push_back(*own);
+  for (const auto& text : parts) all.push_back(RankPart::decode(text));
+  TrainSummary s;
+  s.model = profile.model;
+  s.parameters = profile.parameters();
+  s.gradient_bytes = profile.bytes();
+  s.ranks = ranks;
+  for (const auto& b : plan.plan.buckets) s.bucket_bytes.push_back(b.bytes);
+  s.compute = compute;
+  s.demand_bytes = all_reduce_bus_factor(ranks) * static_cast<double>(s.gradient_bytes);
+  if (all.empty()) return s;
+  s.iterations = all.front().iter_us.size();
+  s.bytes_per_iteration = all.front().bytes_per_iteration;
+  std::vector<double> job_ms(s.iterations, 0.0), comm, exposed;
+  double sent = 0, comm_seconds = 0;
+  for (const auto& p : all) {
+    for (std::size_t k = 0; k < s.iterations && k < p.iter_us.size(); ++k) {
+      job_ms[k] = std::max(job_ms[k], p.iter_us[k] / 1e3);
+    }
+    const auto c = in_ms(p.comm_us), e = in_ms(p.exposed_us);
+    comm.insert(comm.end(), c.begin(), c.end());
+    exposed.insert(exposed.end(), e.begin(), e.end());
+    for (double v : p.comm_us) comm_seconds += v / 1e6;
+    sent += static_cast<double>(p.bytes_per_iteration) * static_cast<double>(p.comm_us.size());
+    s.wrong += p.wrong;
+    s.interrupted = s.interrupted || p.interrupted;
+  }
+  s.iteration_ms = TimeStats::of(job_ms);
+  s.comm_ms = TimeStats::of(comm);
+  s.exposed_ms = TimeStats::of(exposed);
+  s.busbw_gbps = comm_seconds > 0 ? sent / comm_seconds / 1e9 : 0.0;
+  return s;
+}
+
+nlohmann::json TrainSummary::to_json() const {
+  return {{"model", model},
+          {"parameters", parameters},
+          {"gradient_bytes", gradient_bytes},
+          {"ranks", ranks},
+          {"buckets", bucket_bytes.size()},
+          {"bucket_bytes", bucket_bytes},
+          {"forward_ms", static_cast<double>(compute.forward_ns) / 1e6},
+          {"backward_ms", static_cast<double>(compute.backward_ns) / 1e6},
+          {"iterations", iterations},
+          {"iteration", iteration_ms.to_json("_ms")},
+          {"comm", comm_ms.to_json("_ms")},
+          {"exposed_comm", exposed_ms.to_json("_ms")},
+          {"bytes_per_iteration", bytes_per_iteration},
+          {"busbw_GBps", busbw_gbps},
+          {"demand_bytes", demand_bytes},
+          {"demand_gbps", iteration_ms.mean > 0 ? demand_bytes * 8 / (iteration_ms.mean / 1e3) / 1e9 : 0.0},
+          {"wrong", wrong},
+          {"interrupted", interrupted}};
+}
+
+void print_train_summary(std::ostream& out, const TrainSummary& s) {
+  out << fmt::format("# model {}: {} parameters, {} of gradients in {} buckets on {} ranks\n", s.model, s.parameters,
+                     format_bytes(static_cast<double>(s.gradient_bytes)), s.bucket_bytes.size(), s.ranks);
+  out << fmt::format("# compute per iteration: forward {:.3f} ms, backward {:.3f} ms\n",
+                     static_cast<double>(s.compute.forward_ns) / 1e6, static_cast<double>(s.compute.backward_ns) / 1e6);
+  Table table({{"metric", 0}, {"n", 0}, {"mean_ms", 3}, {"p50_ms", 3}, {"p99_ms", 3}, {"max_ms", 3}, {"cv", 3}});
+  const auto row = [&](const char* name, const TimeStats& t) {
+    table.add_row({std::string(name), t.n, t.mean, t.p50, t.p99, t.max, t.cv});
+  };
+  row("iteration", s.iteration_ms);
+  row("comm", s.comm_ms);
+  row("exposed_comm", s.exposed_ms);
+  table.print(out);
+  const double demand_gbps = s.iteration_ms.mean > 0 ? s.demand_bytes * 8 / (s.iteration_ms.mean / 1e3) / 1e9 : 0.0;
+  out << fmt::format("# bytes each rank sends per iteration: {} (2(n-1)/n x gradients)\n",
+                     format_bytes(static_cast<double>(s.bytes_per_iteration)));
+  out << fmt::format("# busbw while communicating: {:.3f} GB/s ({})\n", s.busbw_gbps, format_rate(s.busbw_gbps * 8e9));
+  out << fmt::format(
+      "# theoretical demand D = 2(N-1)/N x P x bytes/param: {} per iteration, {} at the mean "
+      "iteration time\n",
+      format_bytes(s.demand_bytes), format_rate(demand_gbps * 1e9));
+  out << fmt::format("# data check: {} wrong elements{}\n", s.wrong, s.wrong == 0 ? " (OK)" : " (FAILED)");
+  if (s.interrupted) out << "# interrupted: stopped before the requested iterations\n";
+  out.flush();
+}
+
+}  // namespace xtk::collective

@@ -1,0 +1,33 @@
+// The training emulator's summary: every process reports its per-iteration
+// times to rank 0, which combines them into the job's view (an iteration
+// lasts as long as its slowest rank) and prints it.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "collective/buckets.hpp"
+#include "collective/run_info.hpp"
+#include "collective/train.hpp"
+
+namespace xtk::collective {
+
+// One process's measurements, as sent to rank 0.
+struct RankPart {
+  std::vector<double> iter_us, comm_us, exposed_us;
+  std::uint64_t bytes_per_iteration = 0;
+  std::uint64_t wrong = 0;
+  bool interrupted = false;
+  std::string encode() const;
+  static RankPart decode(const std::string& text);
+};
+
+// The job's summary from every process's part (rank 0), or from `own` alone
+// (other ranks, which pass their part and an empty `parts`).
+TrainSummary summarize(const ModelProfile& profile, const BucketPlan& plan, const ComputeTimes& compute,
+                       std::uint32_t ranks, const std::vector<std::string>& parts, const RankPart* own);
+
+void print_train_summary(std::ostream& out, const TrainSummary& summary);
+
+}  // namespace xtk::collective

@@ -1,0 +1,238 @@
+#include "experiment/config.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace xtk {
+namespace {
+
+class Reader {
+ public:
+  Reader(const toml::table& root, std::string source) : root_(root), source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const toml::node* node, const std::string& what) const {
+    const auto line = node ? static_cast<std::uint64_t>(node->source().begin.line) : 0;
+    throw InputError(source_, line, what);
+  }
+
+  const toml::table* table(const std::string& name) {
+    const toml::node* node = root_.get(name);
+    if (node == nullptr) return nullptr;
+    if (!node->is_table()) fail(node, fmt::format("[{}] must be a table", name));
+    seen_tables_.insert(name);
+    return node->as_table();
+  }
+
+  // Checks that a table holds only known keys: a typo must not pass silently.
+  void known(const toml::table* t, const std::string& name, std::initializer_list<const char*> keys) {
+    if (t == nullptr) return;
+    for (const auto& [key, node] : *t) {
+      bool ok = false;
+      for (const char* k : keys) ok = ok || key.str() == k;
+      if (!ok) fail(&node, fmt::format("[{}] has no key '{}'", name, key.str()));
+    }
+  }
+
+  void unknown_tables(std::initializer_list<const char*> names) {
+    for (const auto& [key, node] : root_) {
+      bool ok = false;
+      for (const char* n : names) ok = ok || key.str() == n;
+      if (!ok) fail(&node, fmt::format("unknown table or key '{}'", key.str()));
+    }
+  }
+
+  template <typename T>
+  void get(const toml::table* t, const char* key, T& out) {
+    if (t == nullptr) return;
+    const toml::node* node = t->get(key);
+    if (node == nullptr) return;
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!node->is_string()) fail(node, fmt::format("'{}' must be a string", key));
+      out = node->as_string()->get();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!node->is_boolean()) fail(node, fmt::format("'{}' must be true or false", key));
+      out = node->as_boolean()->get();
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (!node->is_number()) fail(node, fmt::format("'{}' must be a number", key));
+      out = node->value<double>().value();
+    } else {
+      if (!node->is_integer() || node->as_integer()->get() < 0) {
+        fail(node, fmt::format("'{}' must be a whole number >= 0", key));
+      }
+      out = static_cast<T>(node->as_integer()->get());
+    }
+  }
+
+  // A duration or rate given as a string with units; `parse` throws UsageError.
+  template <typename T, typename Parse>
+  void get_unit(const toml::table* t, const char* key, T& out, Parse parse) {
+    std::string text;
+    get(t, key, text);
+    if (text.empty()) return;
+    try {
+      out = static_cast<T>(parse(text));
+    } catch (const UsageError& e) {
+      fail(t->get(key), fmt::format("'{}': {}", key, e.what()));
+    }
+  }
+
+  void get_list(const toml::table* t, const char* key, std::vector<std::string>& out) {
+    if (t == nullptr || t->get(key) == nullptr) return;
+    const toml::node* node = t->get(key);
+    if (!node->is_array()) fail(node, fmt::format("'{}' must be a list of strings", key));
+    out.clear();
+    for (const auto& item : *node->as_array()) {
+      if (!item.is_string()) fail(&item, fmt::format("'{}' must be a list of strings", key));
+      out.push_back(item.as_string()->get());
+    }
+  }
+
+  void get_numbers(const toml::table* t, const char* key, std::vector<double>& out) {
+    if (t == nullptr || t->get(key) == nullptr) return;
+    const toml::node* node = t->get(key);
+    if (!node->is_array()) fail(node, fmt::format("'{}' must be a list of numbers", key));
+    out.clear();
+    for (const auto& item : *node->as_array()) {
+      if (!item.is_number()) fail(&item, fmt::format("'{}' must be a list of numbers", key));
+      out.push_back(item.value<double>().value());
+    }
+  }
+
+  const toml::node* node(const toml::table* t, const char* key) const { return t ? t->get(key) : nullptr; }
+
+ private:
+  const toml::table& root_;
+  std::string source_;
+  std::set<std::string> seen_tables_;
+};
+
+}  // namespace
+
+ExecutorKind parse_executor(const std::string& name) {
+  if (name == "netns") return ExecutorKind::netns;
+  if (name == "slurm") return ExecutorKind::slurm;
+  if (name == "hosts") return ExecutorKind::hosts;
+  throw UsageError(fmt::format("executor '{}': use netns, slurm or hosts", name));
+}
+
+ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw InputError(source, static_cast<std::uint64_t>(e.source().begin.line), e.description());
+  }
+  ExperimentConfig c;
+  c.path = source;
+  Reader r(root, source);
+  r.unknown_tables({"experiment", "training", "cross_traffic", "capture", "slurm", "hosts"});
+
+  const auto* e = r.table("experiment");
+  r.known(e, "experiment",
+          {"name", "out", "executor", "configuration", "link", "seed", "repetitions", "step_timeout"});
+  r.get(e, "name", c.name);
+  r.get(e, "out", c.out);
+  std::string executor = "netns", configuration = "B";
+  r.get(e, "executor", executor);
+  r.get(e, "configuration", configuration);
+  try {
+    c.executor = parse_executor(executor);
+  } catch (const UsageError& err) {
+    r.fail(r.node(e, "executor"), err.what());
+  }
+  if (configuration == "A" || configuration == "B") {
+    c.configuration = configuration == "A" ? Configuration::A : Configuration::B;
+  } else {
+    r.fail(r.node(e, "configuration"), fmt::format("configuration '{}': use A or B", configuration));
+  }
+  r.get_unit(e, "link", c.link_bps, parse_rate_bps);
+  r.get(e, "seed", c.seed);
+  r.get(e, "repetitions", c.repetitions);
+  r.get_unit(e, "step_timeout", c.step_timeout_ns, parse_duration_ns);
+  if (c.out.empty()) c.out = "runs/" + c.name;
+  if (c.link_bps <= 0) r.fail(r.node(e, "link"), "'link' must be above 0");
+  if (c.repetitions == 0) r.fail(r.node(e, "repetitions"), "'repetitions' must be at least 1");
+  for (char ch : c.name) {
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_')) {
+      r.fail(r.node(e, "name"), fmt::format("name '{}' may hold letters, digits, '-' and '_' only", c.name));
+    }
+  }
+
+  const auto* t = r.table("training");
+  r.known(t, "training",
+          {"backend", "model", "models", "ranks", "compute_scale", "compute_mode", "iterations", "warmup", "bucket",
+           "timeout"});
+  r.get(t, "backend", c.training.backend);
+  if (r.node(t, "model")) {
+    std::string model;
+    r.get(t, "model", model);
+    c.training.models = {model};
+  }
+  r.get_list(t, "models", c.training.models);
+  r.get(t, "ranks", c.training.ranks);
+  r.get(t, "compute_scale", c.training.compute_scale);
+  r.get(t, "compute_mode", c.training.compute_mode);
+  r.get(t, "iterations", c.training.iterations);
+  r.get(t, "warmup", c.training.warmup);
+  r.get(t, "bucket", c.training.bucket);
+  r.get_unit(t, "timeout", c.training.timeout_ns, parse_duration_ns);
+  if (c.training.ranks < 2) r.fail(r.node(t, "ranks"), "'ranks' must be at least 2 (an all-reduce needs peers)");
+  if (c.training.iterations == 0) r.fail(r.node(t, "iterations"), "'iterations' must be at least 1");
+  if (c.training.models.empty()) r.fail(r.node(t, "models"), "'models' must name at least one model");
+
+  const auto* x = r.table("cross_traffic");
+  r.known(x, "cross_traffic",
+          {"profiles", "cdf", "loads", "warmup", "long_lived_flows", "burst_width", "burst_period", "burst_height"});
+  r.get_list(x, "profiles", c.cross_traffic.profiles);
+  r.get(x, "cdf", c.cross_traffic.cdf);
+  r.get_numbers(x, "loads", c.cross_traffic.loads);
+  r.get_unit(x, "warmup", c.cross_traffic.warmup_ns, parse_duration_ns);
+  r.get(x, "long_lived_flows", c.cross_traffic.long_lived_flows);
+  r.get(x, "burst_width", c.cross_traffic.burst_width);
+  r.get(x, "burst_period", c.cross_traffic.burst_period);
+  r.get(x, "burst_height", c.cross_traffic.burst_height);
+  for (const auto& p : c.cross_traffic.profiles) {
+    if (p != "consistent" && p != "burst" && p != "long-lived") {
+      r.fail(r.node(x, "profiles"), fmt::format("profile '{}': use consistent, burst or long-lived", p));
+    }
+  }
+  for (double load : c.cross_traffic.loads) {
+    if (load < 0 || load > 1.5) {
+      r.fail(r.node(x, "loads"), fmt::format("load {} is not a share of the link (0 to 1.5)", load));
+    }
+  }
+
+  const auto* cap = r.table("capture");
+  r.known(cap, "capture", {"counter_period", "summarize", "bin"});
+  r.get(cap, "counter_period", c.capture.counter_period);
+  r.get(cap, "summarize", c.capture.summarize);
+  r.get(cap, "bin", c.capture.bin);
+
+  const auto* s = r.table("slurm");
+  r.known(s, "slurm", {"nodes"});
+  r.get_list(s, "nodes", c.slurm.nodes);
+  const auto* h = r.table("hosts");
+  r.known(h, "hosts", {"file"});
+  r.get(h, "file", c.hosts.file);
+  if (c.executor == ExecutorKind::hosts && c.hosts.file.empty()) {
+    r.fail(h, "executor 'hosts' needs [hosts] file = \"hosts.txt\"");
+  }
+  return c;
+}
+
+ExperimentConfig load_experiment_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open the experiment config", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_experiment_config(text.str(), path);
+}
+
+}  // namespace xtk

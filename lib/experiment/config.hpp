@@ -1,0 +1,67 @@
+// Experiment configs (TOML, documented in docs/experiments.md): who trains,
+// what cross traffic steps through which loads, what is recorded, and where it
+// all runs. Errors name the file and line of the offending key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xtk {
+
+enum class Configuration { A, B };  // A: egress bottleneck at a training NIC; B: ingress at its switch port
+enum class ExecutorKind { netns, slurm, hosts };
+
+struct ExperimentConfig {
+  std::string path;  // the config file, for messages
+  std::string name = "experiment";
+  std::string out;  // the experiment directory (default runs/<name>)
+  ExecutorKind executor = ExecutorKind::netns;
+  Configuration configuration = Configuration::B;
+  double link_bps = 1e9;  // capacity of the bottleneck link
+  std::uint64_t seed = 1;
+  std::uint32_t repetitions = 1;
+
+  struct Training {
+    std::string backend = "gloo";
+    std::vector<std::string> models{"resnet50"};
+    std::uint32_t ranks = 3;
+    double compute_scale = 1.0;
+    std::string compute_mode = "sleep";
+    std::uint32_t iterations = 10;
+    std::uint32_t warmup = 1;
+    std::string bucket;  // empty: the harness's default
+    std::int64_t timeout_ns = 120'000'000'000;
+  } training;
+
+  struct CrossTraffic {
+    std::vector<std::string> profiles{"consistent", "burst"};
+    std::string cdf = "web-search";
+    std::vector<double> loads{0.0, 0.3, 0.6, 0.9};  // shares of link_bps
+    std::int64_t warmup_ns = 1'000'000'000;         // cross traffic runs alone this long first
+    std::uint32_t long_lived_flows = 4;
+    std::string burst_width = "1ms", burst_period, burst_height = "3";
+  } cross_traffic;
+
+  struct Capture {
+    std::string counter_period = "1ms";  // empty: no counters
+    bool summarize = false;              // per-flow trace bins at the bottleneck
+    std::string bin = "1ms";
+  } capture;
+
+  struct Slurm {
+    std::vector<std::string> nodes;  // empty: the allocation's nodes
+  } slurm;
+
+  struct Hosts {
+    std::string file;  // "name address [interface]" per line
+  } hosts;
+
+  std::int64_t step_timeout_ns = 600'000'000'000;
+};
+
+ExperimentConfig load_experiment_config(const std::string& path);
+ExecutorKind parse_executor(const std::string& name);  // throws UsageError
+ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
+
+}  // namespace xtk

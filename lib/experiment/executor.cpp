@@ -1,0 +1,182 @@
+#include "experiment/executor.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "testbed/testbed.hpp"
+
+namespace xtk {
+namespace {
+
+class NetnsExecutor final : public Executor {
+ public:
+  NetnsExecutor(const ExperimentConfig& config, std::size_t hosts) {
+    if (auto reason = Testbed::unavailable_reason()) {
+      throw Error(fmt::format("the netns executor cannot build its testbed: {} (run as root, or use executor = "
+                              "\"slurm\" or \"hosts\")",
+                              *reason));
+    }
+    TestbedSpec spec;
+    spec.name = fmt::format("run{}", ::getpid() % 100000);
+    spec.hosts = hosts;
+    // The bottleneck: h0's switch port (B, cross traffic arrives from another host)
+    // or h0's own NIC (A, cross traffic leaves h0 beside the training ring).
+    Shaping bottleneck;
+    bottleneck.where = config.configuration == Configuration::B ? Shaping::Where::port : Shaping::Where::nic;
+    bottleneck.host = 0;
+    bottleneck.rate_bps = config.link_bps;
+    spec.shaping.push_back(bottleneck);
+    testbed_ = std::make_unique<Testbed>(spec);
+  }
+
+  std::size_t host_count() const override { return testbed_->spec().hosts; }
+  std::string host_label(std::size_t host) const override { return Testbed::host_name(host); }
+  std::string address(std::size_t host) const override { return Testbed::ipv4(host); }
+  std::string interface(std::size_t /*host*/) const override { return "eth0"; }
+  std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
+                                      const std::string& log_path) override {
+    return std::make_unique<ChildProcess>(testbed_->in_host(host, argv), log_path);
+  }
+  nlohmann::json describe() const override {
+    const auto& spec = testbed_->spec();
+    const auto& s = spec.shaping.front();
+    return {{"executor", "netns"},
+            {"testbed", spec.name},
+            {"hosts", spec.hosts},
+            {"bottleneck", fmt::format("{}:h0 {:.0f} bit/s ({})", s.where == Shaping::Where::port ? "port" : "nic",
+                                       s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")}};
+  }
+
+ private:
+  std::unique_ptr<Testbed> testbed_;
+};
+
+// Lines "name address [interface]"; '#' starts a comment.
+struct HostEntry {
+  std::string name, address, interface = "eth0";
+};
+
+class SlurmExecutor final : public Executor {
+ public:
+  SlurmExecutor(const ExperimentConfig& config, std::size_t hosts) {
+    std::vector<std::string> nodes = config.slurm.nodes;
+    if (nodes.empty()) {
+      const char* list = std::getenv("SLURM_JOB_NODELIST");
+      if (list == nullptr) throw Error("executor 'slurm' runs inside an allocation (sbatch or salloc): no SLURM_JOB_NODELIST");
+      std::istringstream names(run_checked({"scontrol", "show", "hostnames", list}));
+      for (std::string n; names >> n;) nodes.push_back(n);
+    }
+    if (nodes.size() < hosts) {
+      throw Error(fmt::format("executor 'slurm': the experiment needs {} nodes ({} ranks and a cross-traffic host), "
+                              "the allocation has {}",
+                              hosts, hosts - 1, nodes.size()));
+    }
+    for (std::size_t i = 0; i < hosts; ++i) {
+      HostEntry h;
+      h.name = nodes[i];
+      // NodeAddr, as slurmd knows it (an emulated node's name may not resolve).
+      const std::string info = run_checked({"scontrol", "show", "node", "-o", h.name});
+      const auto at = info.find("NodeAddr=");
+      h.address = at == std::string::npos ? h.name : info.substr(at + 9, info.find(' ', at) - at - 9);
+      h.interface = h.address.rfind("127.", 0) == 0 ? "lo" : "eth0";
+      hosts_.push_back(h);
+    }
+  }
+  std::size_t host_count() const override { return hosts_.size(); }
+  std::string host_label(std::size_t host) const override { return hosts_[host].name; }
+  std::string address(std::size_t host) const override { return hosts_[host].address; }
+  std::string interface(std::size_t host) const override { return hosts_[host].interface; }
+  std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
+                                      const std::string& log_path) override {
+    std::vector<std::string> srun{"srun", "--nodes=1", "--ntasks=1", "--nodelist=" + hosts_[host].name, "--overlap",
+                                  "--quiet", "--kill-on-bad-exit=0", "--"};
+    srun.insert(srun.end(), argv.begin(), argv.end());
+    return std::make_unique<ChildProcess>(srun, log_path);
+  }
+  nlohmann::json describe() const override {
+    auto nodes = nlohmann::json::array();
+    for (const auto& h : hosts_) nodes.push_back({{"node", h.name}, {"address", h.address}});
+    return {{"executor", "slurm"}, {"job", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
+            {"nodes", nodes}};
+  }
+
+ private:
+  std::vector<HostEntry> hosts_;
+};
+
+class HostsExecutor final : public Executor {
+ public:
+  HostsExecutor(const ExperimentConfig& config, std::size_t hosts) {
+    std::ifstream in(config.hosts.file);
+    if (!in) throw Error(fmt::format("{}: cannot open the hosts file", config.hosts.file));
+    std::uint64_t line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      line = line.substr(0, line.find('#'));
+      std::istringstream fields(line);
+      HostEntry h;
+      if (!(fields >> h.name)) continue;
+      if (!(fields >> h.address)) throw InputError(config.hosts.file, line_no, "expected 'name address [interface]'");
+      fields >> h.interface;
+      hosts_.push_back(h);
+    }
+    if (hosts_.size() < hosts) {
+      throw Error(fmt::format("{}: the experiment needs {} hosts, the file lists {}", config.hosts.file, hosts,
+                              hosts_.size()));
+    }
+    hosts_.resize(hosts);
+    for (auto& h : hosts_) offsets_.push_back(measure_offset(h.address));
+  }
+  std::size_t host_count() const override { return hosts_.size(); }
+  std::string host_label(std::size_t host) const override { return hosts_[host].name; }
+  std::string address(std::size_t host) const override { return hosts_[host].address; }
+  std::string interface(std::size_t host) const override { return hosts_[host].interface; }
+  std::int64_t clock_offset_ns(std::size_t host) const override { return offsets_[host]; }
+  std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
+                                      const std::string& log_path) override {
+    return std::make_unique<ChildProcess>(ssh(hosts_[host].address, shell_quote(argv)), log_path);
+  }
+  nlohmann::json describe() const override {
+    auto hosts = nlohmann::json::array();
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      hosts.push_back({{"name", hosts_[i].name}, {"address", hosts_[i].address}, {"clock_offset_ns", offsets_[i]}});
+    }
+    return {{"executor", "hosts"}, {"hosts", hosts}};
+  }
+
+ private:
+  static std::vector<std::string> ssh(const std::string& address, const std::string& command) {
+    return {"ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", address, command};
+  }
+  // The host's clock minus ours, from the midpoint of an ssh round trip.
+  static std::int64_t measure_offset(const std::string& address) {
+    const std::int64_t before = realtime_ns();
+    const std::string out = run_checked(ssh(address, "date +%s%N"), std::chrono::seconds(20));
+    const std::int64_t after = realtime_ns();
+    return std::stoll(out) - (before + after) / 2;
+  }
+  std::vector<HostEntry> hosts_;
+  std::vector<std::int64_t> offsets_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_executor(const ExperimentConfig& config, std::size_t hosts) {
+  switch (config.executor) {
+    case ExecutorKind::netns:
+      return std::make_unique<NetnsExecutor>(config, hosts);
+    case ExecutorKind::slurm:
+      return std::make_unique<SlurmExecutor>(config, hosts);
+    case ExecutorKind::hosts:
+      return std::make_unique<HostsExecutor>(config, hosts);
+  }
+  throw Error("unknown executor");
+}
+
+}  // namespace xtk

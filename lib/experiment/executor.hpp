@@ -1,0 +1,39 @@
+// Where an experiment's roles run. Every executor offers hosts 0..n-1, tells
+// how the others reach each one, and starts a command on it as a child
+// process of xtk-run, so stopping the run stops every role.
+//
+//   netns  the single-host testbed (lib/testbed): hK with the bottleneck shaped by tc
+//   slurm  inside an allocation: one `srun` per role, pinned to its node
+//   hosts  a hosts file of standalone machines, reached with ssh (same paths everywhere)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/process.hpp"
+#include "experiment/config.hpp"
+
+namespace xtk {
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::size_t host_count() const = 0;
+  virtual std::string host_label(std::size_t host) const = 0;  // for logs and run.json
+  virtual std::string address(std::size_t host) const = 0;     // how the other hosts reach it
+  virtual std::string interface(std::size_t host) const = 0;   // its data NIC, for counters and capture
+  virtual std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
+                                              const std::string& log_path) = 0;
+  // This host's CLOCK_REALTIME minus ours, measured once (0 on one machine).
+  virtual std::int64_t clock_offset_ns(std::size_t /*host*/) const { return 0; }
+  virtual nlohmann::json describe() const = 0;
+};
+
+// The hosts an experiment needs: the training ranks, then one cross-traffic host.
+std::unique_ptr<Executor> make_executor(const ExperimentConfig& config, std::size_t hosts);
+
+}  // namespace xtk

@@ -1,0 +1,38 @@
+// The steps of an experiment: per model, one zero-load step, then every
+// cross-traffic profile at every load, each with its own step directory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiment/config.hpp"
+
+namespace xtk {
+
+struct StepPlan {
+  std::string model;
+  std::string profile;  // "none" for the zero-load step
+  std::uint32_t index = 0;
+  double load_share = 0;   // of the bottleneck link
+  std::string dir;         // the step directory
+  std::uint32_t seed = 0;  // of its schedule
+};
+
+std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir);
+
+// A model profile's totals (docs/collective.md), for run.json: the name the
+// tables show, P and the bytes per exchanged element.
+struct ModelTotals {
+  std::string name;
+  double params = 0;
+  double bytes_per_param = 0;
+};
+// `model` is a profile file or NAME for configs/models/NAME.csv.
+ModelTotals read_model_totals(const std::string& model);
+
+// Tools are found beside xtk-run (installed), in the build tree's tools/NAME/,
+// or on PATH; $XTK_BIN_DIR overrides.
+std::string find_tool(const std::string& name);
+
+}  // namespace xtk

@@ -1,0 +1,144 @@
+#include "experiment/runner.hpp"
+
+#include <sys/file.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/process.hpp"
+#include "experiment/executor.hpp"
+#include "experiment/plan.hpp"
+#include "experiment/step.hpp"
+
+namespace xtk {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "ok" or "failed" from a step's run.json; empty when it has none (never run, or interrupted).
+std::string step_status(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "run.json");
+  if (!in) return "";
+  try {
+    return nlohmann::json::parse(in).value("status", "ok");
+  } catch (const nlohmann::json::exception&) {
+    return "";
+  }
+}
+
+// One xtk-run per experiment directory at a time.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const std::string& dir) {
+    const std::string path = (fs::path(dir) / ".xtk-run.lock").string();
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd_ < 0 || flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      throw Error(fmt::format("{}: another xtk-run is using this experiment directory", dir));
+    }
+  }
+  ~DirectoryLock() { ::close(fd_); }
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// The figures (analysis/plot.py), beside the tables; the injection and
+// per-flow plots show the heaviest burst step (or the heaviest step).
+void draw_plots(const std::string& dir, const std::vector<StepPlan>& steps, std::ostream& out) {
+  const fs::path script = fs::path(XTK_ANALYSIS_DIR) / "plot.py";
+  if (!fs::exists(script)) return;
+  const StepPlan* heaviest = nullptr;
+  for (const auto& s : steps) {
+    if (s.profile == "none" || step_status(s.dir) != "ok") continue;
+    if (heaviest == nullptr || (s.profile == "burst") > (heaviest->profile == "burst") ||
+        ((s.profile == "burst") == (heaviest->profile == "burst") && s.load_share > heaviest->load_share)) {
+      heaviest = &s;
+    }
+  }
+  // Debian's python3 has matplotlib; another one first on PATH may not.
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::vector<std::string> argv{python, script.string(), "all", "--tables", dir + "/tables", "-o", dir + "/plots"};
+  if (heaviest != nullptr) argv.insert(argv.end(), {"--step", heaviest->dir});
+  const auto plots = run_command(argv, std::chrono::minutes(5));
+  out << (plots.ok() ? fmt::format("# plots in {}/plots\n", dir)
+                     : fmt::format("# plots failed (the tables are fine): {}\n", plots.output));
+}
+
+}  // namespace
+
+int run_experiment(const ExperimentConfig& config, const RunOptions& options, const std::atomic<bool>& interrupt,
+                   std::ostream& out) {
+  const std::string dir = options.out.empty() ? config.out : options.out;
+  fs::create_directories(dir);
+  DirectoryLock lock(dir);
+  fs::copy_file(config.path, fs::path(dir) / "experiment.toml", fs::copy_options::overwrite_existing);
+
+  std::vector<StepPlan> steps;
+  for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
+    const std::string rep_dir = config.repetitions == 1 ? dir : fmt::format("{}/rep{}", dir, rep);
+    for (auto& s : plan_steps(config, rep_dir)) steps.push_back(std::move(s));
+  }
+  std::size_t kept = 0;
+  if (!options.fresh) {
+    for (const auto& s : steps) kept += step_status(s.dir) == "ok" ? 1 : 0;
+  }
+  out << fmt::format("# xtk-run {}: {} steps ({} kept from an earlier run) in {}\n", config.name, steps.size(), kept,
+                     dir);
+  int status = 0;
+  const bool live = options.progress && isatty(STDERR_FILENO);
+  if (kept < steps.size()) {
+    auto executor = make_executor(config, config.training.ranks + 1);
+    out << "# executor " << executor->describe().dump() << "\n";
+    std::size_t number = 0;
+    for (const auto& s : steps) {
+      ++number;
+      const std::string label = fmt::format("[{}/{}] {} {} {:.0f}% of {:.2f} Gbit/s", number, steps.size(),
+                                            fs::path(s.dir).parent_path().parent_path().filename().string(),
+                                            s.profile, s.load_share * 100, config.link_bps / 1e9);
+      if (!options.fresh && step_status(s.dir) == "ok") {
+        out << label << ": kept\n";
+        continue;
+      }
+      if (live) std::cerr << label << " ..." << std::flush;
+      const auto outcome = run_step(config, *executor, s, interrupt);
+      if (live) std::cerr << "\r" << std::string(label.size() + 4, ' ') << "\r";
+      if (outcome.interrupted) {
+        out << label << ": interrupted; its directory is incomplete and runs again on resume\n";
+        out << fmt::format("# interrupted: run the same command again to resume ({} of {} steps done)\n", number - 1,
+                           steps.size());
+        return 130;
+      }
+      if (outcome.ok) {
+        out << fmt::format("{}: ok ({:.1f} s)\n", label, outcome.seconds);
+      } else {
+        out << fmt::format("{}: FAILED ({:.1f} s): {}\n", label, outcome.seconds, outcome.error);
+        status = 1;
+      }
+      out.flush();
+    }
+  }
+  if (options.analyze) {
+    const auto tables = run_command({find_tool("xtk-analyze"), "tables", dir, "--csv", dir + "/tables"},
+                                    std::chrono::minutes(5));
+    out << "\n" << tables.output;
+    if (!tables.ok()) {
+      out << "# xtk-analyze tables failed: the step directories are intact; rerun it by hand\n";
+      status = 1;
+    } else {
+      draw_plots(dir, steps, out);
+    }
+  }
+  return status;
+}
+
+}  // namespace xtk

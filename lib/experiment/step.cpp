@@ -1,0 +1,268 @@
+#include "experiment/step.hpp"
+
+#include <signal.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace xtk {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kSetupNs = 3'000'000'000;  // from launching the roles to the common start
+constexpr std::uint16_t kCrossTrafficPort = 7000;
+
+std::string tail(const std::string& path, std::size_t lines = 8) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += "\n    " + all[i];
+  return out;
+}
+
+std::string seconds_text(std::int64_t ns) { return fmt::format("{:.3f}s", static_cast<double>(ns) / 1e9); }
+// A wall-clock instant as the tools' --start-at takes it: Unix seconds.
+std::string instant_text(std::int64_t realtime_ns) {
+  return fmt::format("{:.6f}", static_cast<double>(realtime_ns) / 1e9);
+}
+
+struct Role {
+  std::string name;
+  std::size_t host;
+  std::vector<std::string> argv;
+  std::string log;
+  std::unique_ptr<ChildProcess> process;
+};
+
+class Step {
+ public:
+  Step(const ExperimentConfig& config, Executor& executor, const StepPlan& plan)
+      : c_(config), ex_(executor), plan_(plan), dir_(plan.dir), ranks_(config.training.ranks) {}
+
+  StepOutcome run(const std::atomic<bool>& interrupt) {
+    const auto began = std::chrono::steady_clock::now();
+    StepOutcome outcome;
+    fs::remove_all(dir_);  // an incomplete earlier attempt
+    fs::create_directories(dir_);
+    try {
+      launch();
+      outcome = supervise(interrupt);
+    } catch (const std::exception& e) {
+      outcome.error = e.what();
+    }
+    stop_support_roles();
+    if (!outcome.interrupted) write_run_json(outcome);
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    return outcome;
+  }
+
+ private:
+  bool cross_traffic() const { return plan_.profile != "none"; }
+  // Configuration B: a separate host sends into h0's link. A: h0 sends out beside its ring.
+  std::size_t sender() const { return c_.configuration == Configuration::B ? ranks_ : 0; }
+  std::size_t receiver() const { return c_.configuration == Configuration::B ? 0 : ranks_; }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  void start(Role role) {
+    role.process = ex_.start(role.host, role.argv, role.log);
+    roles_.push_back(std::move(role));
+  }
+
+  void launch() {
+    start_ns_ = realtime_ns() + kSetupNs;
+    const std::int64_t training_start = start_ns_ + (cross_traffic() ? c_.cross_traffic.warmup_ns : 0);
+    if (cross_traffic()) {
+      write_schedule();
+      start({"server", receiver(),
+             {find_tool("xtk-server"), "--listen", fmt::format("[::]:{}", kCrossTrafficPort), "--quiet"},
+             file("server.log"), nullptr});
+      if (!c_.capture.counter_period.empty()) {
+        // Only cross traffic leaves the sender (B) or reaches the receiver (A): its NIC counts it alone.
+        const std::size_t host = c_.configuration == Configuration::B ? sender() : receiver();
+        start({"counters", host,
+               {find_tool("xtk-log"), "counters", "-s", "net:" + ex_.interface(host), "--period",
+                c_.capture.counter_period, "-o", file("counters.csv")},
+               file("counters.log"), nullptr});
+      }
+      if (c_.capture.summarize) {
+        // At h0's NIC, split by port: the cross traffic, and everything else (the training ring).
+        const std::string cross = fmt::format("tcp port {}", kCrossTrafficPort);
+        for (const auto& [kind, filter] : {std::pair{"cross", cross}, std::pair{"training", "not (" + cross + ")"}}) {
+          start({fmt::format("capture ({})", kind), 0,
+                 {find_tool("xtk-log"), "capture", "-i", ex_.interface(0), "--summarize", "--bin", c_.capture.bin,
+                  "-f", filter, "-o", file(fmt::format("trace_bins_{}.csv", kind))},
+                 file(fmt::format("capture_{}.log", kind)), nullptr});
+        }
+      }
+      std::this_thread::sleep_for(300ms);  // the server listens before the client's warm connections
+      start({"cross-traffic client", sender(),
+             {find_tool("xtk-client"), file("schedule.csv"), "--map",
+              fmt::format("{}={}", ex_.host_label(receiver()), ex_.address(receiver())), "--port",
+              std::to_string(kCrossTrafficPort), "-o", file("flows.csv"), "--start-at", instant_text(start_ns_),
+              "--json", "--grace", "1s", "--no-progress"},
+             file("client.json"), nullptr});
+    }
+    const std::uint16_t master_port = static_cast<std::uint16_t>(29500 + plan_.seed % 1000);
+    for (std::uint32_t r = 0; r < ranks_; ++r) {
+      std::vector<std::string> argv{find_tool("xtk-collective"), "--backend", c_.training.backend, "--rank",
+                                    std::to_string(r), "--world-size", std::to_string(ranks_), "--master",
+                                    fmt::format("{}:{}", ex_.address(0), master_port), "--timeout",
+                                    seconds_text(c_.training.timeout_ns), "train", "--model", plan_.model, "--iters",
+                                    std::to_string(c_.training.iterations), "--warmup",
+                                    std::to_string(c_.training.warmup), "--compute-scale",
+                                    fmt::format("{}", c_.training.compute_scale), "--compute-mode",
+                                    c_.training.compute_mode, "--start-at", instant_text(training_start), "-o",
+                                    file("iterations-{rank}.csv")};
+      if (!c_.training.bucket.empty()) argv.insert(argv.end(), {"--bucket", c_.training.bucket});
+      start({fmt::format("rank {}", r), r, argv, file(fmt::format("rank-{}.log", r)), nullptr});
+    }
+  }
+
+  void write_schedule() {
+    const std::string host = ex_.host_label(receiver());
+    // Long enough for any step: the client is stopped when training ends.
+    std::vector<std::string> argv{find_tool("xtk-gen"), "--profile", plan_.profile, "--cdf", c_.cross_traffic.cdf,
+                                  "--link", fmt::format("{:.0f}", c_.link_bps), "--load",
+                                  fmt::format("{}", plan_.load_share), "--duration", seconds_text(c_.step_timeout_ns),
+                                  "--seed", std::to_string(plan_.seed), "--src", ex_.host_label(sender()), "--dst",
+                                  host, "-o", file("schedule.csv")};
+    if (plan_.profile == "long-lived") {
+      argv.insert(argv.end(), {"--flows", std::to_string(c_.cross_traffic.long_lived_flows)});
+    }
+    if (plan_.profile == "burst") {
+      argv.insert(argv.end(), {"--burst-width", c_.cross_traffic.burst_width, "--burst-height",
+                               c_.cross_traffic.burst_height});
+      if (!c_.cross_traffic.burst_period.empty()) {
+        argv.insert(argv.end(), {"--burst-period", c_.cross_traffic.burst_period});
+      }
+    }
+    run_checked(argv, 120s);
+  }
+
+  // Waits for the training ranks; any role ending badly fails the step.
+  StepOutcome supervise(const std::atomic<bool>& interrupt) {
+    StepOutcome outcome;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(c_.step_timeout_ns);
+    while (true) {
+      if (interrupt.load()) {
+        outcome.interrupted = true;
+        outcome.error = "interrupted";
+        return outcome;
+      }
+      bool training_done = true;
+      for (auto& role : roles_) {
+        const auto status = role.process->wait(0ms);
+        const bool is_rank = role.name.rfind("rank ", 0) == 0;
+        if (is_rank && !status) training_done = false;
+        if (status && (*status != 0 || !is_rank)) {
+          outcome.error = fmt::format("{} on {} exited with status {}; its log {}:{}", role.name,
+                                      ex_.host_label(role.host), *status, role.log, tail(role.log));
+          return outcome;
+        }
+      }
+      if (training_done) {
+        outcome.ok = true;
+        return outcome;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        outcome.error = fmt::format("the step did not finish within step_timeout ({})", seconds_text(c_.step_timeout_ns));
+        return outcome;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+
+  // Cross traffic and recorders end with SIGINT so they write their last
+  // records; training ranks still running (a failed step) are stopped too.
+  void stop_support_roles() {
+    for (auto& role : roles_) role.process->signal(SIGINT);
+    for (auto& role : roles_) {
+      if (!role.process->wait(5s)) role.process->stop(2s);
+    }
+  }
+
+  void write_run_json(const StepOutcome& outcome) {
+    nlohmann::json j;
+    j["format_version"] = 1;
+    // A failed step keeps its record (analysis skips it); resume runs it again.
+    j["status"] = outcome.ok ? "ok" : "failed";
+    if (!outcome.ok) j["error"] = outcome.error;
+    j["step"] = plan_.index;
+    const auto model = read_model_totals(plan_.model);
+    j["model"] = model.name;
+    j["model_profile"] = plan_.model;
+    j["params"] = model.params;
+    j["bytes_per_param"] = model.bytes_per_param;
+    j["ranks"] = ranks_;
+    j["cross_traffic"] = {{"profile", plan_.profile},
+                          {"load_bps", plan_.load_share * c_.link_bps},
+                          {"load_share", plan_.load_share}};
+    if (cross_traffic()) j["cross_traffic"]["start_realtime_ns"] = start_ns_;
+    j["link_bps"] = c_.link_bps;
+    j["bottleneck"] = {{"host", ex_.host_label(0)}, {"link_bps", c_.link_bps}};
+    nlohmann::json files;
+    auto iterations = nlohmann::json::array();
+    for (std::uint32_t r = 0; r < ranks_; ++r) iterations.push_back(fmt::format("iterations-{}.csv", r));
+    files["iterations"] = iterations;
+    if (cross_traffic()) {
+      files["flows"] = "flows.csv";
+      if (!c_.capture.counter_period.empty() && fs::exists(file("counters.csv"))) {
+        files["counters"] = "counters.csv";
+        j["bottleneck"]["source"] = "net:" + ex_.interface(c_.configuration == Configuration::B ? sender() : receiver());
+        j["bottleneck"]["counter"] = c_.configuration == Configuration::B ? "tx_bytes" : "rx_bytes";
+      }
+      if (c_.capture.summarize && fs::exists(file("trace_bins_cross.csv")) &&
+          fs::exists(file("trace_bins_training.csv"))) {
+        files["trace_bins"] = {{"cross", "trace_bins_cross.csv"}, {"training", "trace_bins_training.csv"}};
+      }
+    }
+    j["files"] = files;
+    // Beyond what analysis reads: enough to rerun the step from its log.
+    auto roles = nlohmann::json::array();
+    for (const auto& role : roles_) {
+      roles.push_back({{"role", role.name}, {"host", ex_.host_label(role.host)}, {"command", shell_quote(role.argv)},
+                       {"clock_offset_ns", ex_.clock_offset_ns(role.host)}});
+    }
+    j["roles"] = roles;
+    j["executor"] = ex_.describe();
+    j["configuration"] = c_.configuration == Configuration::B ? "B" : "A";
+    j["config_file"] = c_.path;
+    j["start_realtime_ns"] = start_ns_;
+    const std::string tmp = file("run.json.tmp");
+    {
+      std::ofstream out(tmp);
+      out << j.dump(2) << '\n';
+      if (!out) throw Error(fmt::format("{}: cannot write", tmp));
+    }
+    fs::rename(tmp, file("run.json"));  // last, and atomic: the step's outcome is on record
+  }
+
+  const ExperimentConfig& c_;
+  Executor& ex_;
+  const StepPlan& plan_;
+  fs::path dir_;
+  std::uint32_t ranks_;
+  std::int64_t start_ns_ = 0;
+  std::vector<Role> roles_;
+};
+
+}  // namespace
+
+StepOutcome run_step(const ExperimentConfig& config, Executor& executor, const StepPlan& step,
+                     const std::atomic<bool>& interrupt) {
+  Step s(config, executor, step);
+  return s.run(interrupt);
+}
+
+}  // namespace xtk

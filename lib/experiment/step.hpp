@@ -1,0 +1,27 @@
+// One step of an experiment: the training job at one cross-traffic level,
+// with every role started on its host, stopped cleanly, and described by the
+// step's run.json (docs/run-directory.md), written last: a step directory
+// without one was interrupted, and one with "status": "failed" names the role
+// that failed; resume runs both again.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "experiment/config.hpp"
+#include "experiment/executor.hpp"
+#include "experiment/plan.hpp"
+
+namespace xtk {
+
+struct StepOutcome {
+  bool ok = false;
+  bool interrupted = false;
+  std::string error;  // which role failed, with its log's last lines
+  double seconds = 0;
+};
+
+StepOutcome run_step(const ExperimentConfig& config, Executor& executor, const StepPlan& step,
+                     const std::atomic<bool>& interrupt);
+
+}  // namespace xtk

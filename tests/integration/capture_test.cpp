@@ -1,0 +1,373 @@
+// xtk-log and trace analysis on real traffic in a network-namespace testbed:
+// captures and counters on the same veth must agree byte for byte, flows
+// found must be the flows sent, the sampler must see a known transfer, and
+// missing or vanishing devices must end in clear messages. Needs root; skips
+// otherwise.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "capture/counter_rates.hpp"
+#include "capture/counters_reader.hpp"
+#include "capture/trace.hpp"
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/process.hpp"
+#include "testbed/testbed.hpp"
+#include "workload/generator.hpp"
+
+namespace xtk::capture {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class CaptureTestbed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+    dir_ = fs::temp_directory_path() / ("xtk_cap_" + std::to_string(::getpid()) + "_" + std::to_string(++count_));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    children_.clear();  // stops what still runs, before its namespaces go
+    testbed_.reset();
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  void build(std::size_t hosts = 2) {
+    TestbedSpec spec;
+    spec.name = "cap" + std::to_string(::getpid() % 100000) + "-" + std::to_string(count_);
+    spec.hosts = hosts;
+    spec.offloads = false;  // MTU-size frames, as a NIC puts them on the wire
+    testbed_ = std::make_unique<Testbed>(spec);
+  }
+
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  ChildProcess& start(std::size_t host, std::vector<std::string> argv, const std::string& log) {
+    children_.push_back(std::make_unique<ChildProcess>(testbed_->in_host(host, argv), file(log)));
+    return *children_.back();
+  }
+
+  // Waits until `path` exists (a tool has opened its device and written its header).
+  static void wait_for(const std::string& path) {
+    for (int i = 0; i < 300 && !fs::exists(path); ++i) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(fs::exists(path)) << path << " never appeared";
+  }
+
+  // SIGINT, then the exit status; fails the test if it does not end.
+  static int interrupt(ChildProcess& p) {
+    p.signal(SIGINT);
+    const auto status = p.wait(10s);
+    EXPECT_TRUE(status) << "did not stop on SIGINT";
+    return status.value_or(-1);
+  }
+
+  std::string read(const std::string& name) const {
+    std::ifstream in(file(name));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // The JSON line of a tool's --json report in its log.
+  nlohmann::json report(const std::string& log) const {
+    std::istringstream in(read(log));
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line.front() == '{') return nlohmann::json::parse(line);
+    }
+    ADD_FAILURE() << "no JSON report in " << log << ":\n" << read(log);
+    return {};
+  }
+
+  static std::vector<std::string> capture(std::vector<std::string> args) {
+    std::vector<std::string> argv{XTK_LOG_BIN, "capture", "--stats-every", "0", "--json"};
+    if (std::find(args.begin(), args.end(), "-i") == args.end()) args.insert(args.begin(), {"-i", "eth0"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  std::unique_ptr<Testbed> testbed_;
+  std::vector<std::unique_ptr<ChildProcess>> children_;
+  fs::path dir_;
+  static inline int count_ = 0;
+};
+
+struct CounterValues {
+  std::int64_t realtime_ns = 0;
+  std::map<std::string, std::uint64_t> values;
+};
+
+// The counter samples of a file, in order.
+std::vector<CounterValues> samples(const std::string& path) {
+  std::vector<CounterValues> out;
+  CountersReader reader(path);
+  CounterRow row;
+  std::int64_t t = -1;
+  while (reader.next(row)) {
+    if (row.t_ns != t) {
+      out.emplace_back();
+      out.back().realtime_ns = row.realtime_ns;
+      t = row.t_ns;
+    }
+    out.back().values[std::string(row.name)] = row.value;
+  }
+  return out;
+}
+
+TEST_F(CaptureTestbed, BinnedBytesMatchTheInterfaceCountersOverAnInterval) {
+  build();
+  start(1, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}, "server.log");
+  auto& counters = start(1,
+                         {XTK_LOG_BIN, "counters", "-s", "net:eth0=rx_bytes,tx_bytes,rx_packets,tx_packets", "--period",
+                          "5ms", "-o", file("counters.csv"), "--json"},
+                         "counters.log");
+  auto& cap = start(1, capture({"-o", file("h1.pcap")}), "capture.log");
+  wait_for(file("counters.csv"));
+  wait_for(file("h1.pcap"));
+  std::this_thread::sleep_for(300ms);
+  const std::int64_t before = realtime_ns();
+  run_checked(testbed_->in_host(0, {XTK_CLIENT_BIN, "--bulk", "2", "--dst", "10.77.0.2", "-t", "1s", "--rate", "200M",
+                                    "-o", file("flows.csv"), "--no-progress"}),
+              30s);
+  const std::int64_t after = realtime_ns();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(interrupt(cap), 0) << read("capture.log");
+  EXPECT_EQ(interrupt(counters), 0) << read("counters.log");
+
+  const auto cap_report = report("capture.log")["interfaces"][0];
+  ASSERT_EQ(cap_report["dropped"], 0) << "drops void the comparison: " << cap_report.dump();
+
+  // Two counter samples in quiet moments around the transfer.
+  const auto s = samples(file("counters.csv"));
+  const CounterValues* a = nullptr;
+  const CounterValues* b = nullptr;
+  for (const auto& x : s) {
+    if (x.realtime_ns < before - 100'000'000) a = &x;
+    if (!b && x.realtime_ns > after + 100'000'000) b = &x;
+  }
+  ASSERT_TRUE(a && b) << s.size() << " samples";
+
+  TraceOptions o;
+  o.files = {file("h1.pcap")};
+  o.from = TimeBound{a->realtime_ns, true};
+  o.to = TimeBound{b->realtime_ns, true};
+  o.bins_path = file("bins.csv");
+  const auto r = analyze_trace(o);
+  EXPECT_FALSE(r.damage);
+  const std::uint64_t counted =
+      (b->values.at("rx_bytes") - a->values.at("rx_bytes")) + (b->values.at("tx_bytes") - a->values.at("tx_bytes"));
+  const std::uint64_t packets = (b->values.at("rx_packets") - a->values.at("rx_packets")) +
+                                (b->values.at("tx_packets") - a->values.at("tx_packets"));
+  ASSERT_GT(counted, 30'000'000u);  // 400 Mbit/s (50 MB/s) for 1 s
+  // Frames on the veth are whole Ethernet frames both ways: nothing but
+  // packets on the interval's very edges may differ.
+  EXPECT_NEAR(static_cast<double>(r.bytes), static_cast<double>(counted), 2000.0);
+  EXPECT_NEAR(static_cast<double>(r.packets), static_cast<double>(packets), 4.0);
+
+  // The per-flow bins add up to the same bytes.
+  std::ifstream bins(file("bins.csv"));
+  std::uint64_t binned = 0, rows = 0;
+  for (std::string line; std::getline(bins, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("bin_start_ns", 0) == 0) continue;
+    binned += std::stoull(line.substr(line.rfind(',', line.rfind(',') - 1) + 1));
+    ++rows;
+  }
+  EXPECT_EQ(binned, r.bytes);
+  EXPECT_GT(rows, 1000u);  // two data flows and their acks over ~1000 one-ms bins
+
+  // The two bulk streams, each at its 200 Mbit/s cap.
+  int streams = 0;
+  for (const auto& f : r.flows) {
+    if (f.flow.rfind("tcp 10.77.0.1:", 0) == 0 && f.flow.ends_with(">10.77.0.2:7000") && f.stats.bytes > 10'000'000) {
+      ++streams;
+      EXPECT_NEAR(f.mean_bps, 200e6, 30e6) << f.flow;
+    }
+  }
+  EXPECT_EQ(streams, 2);
+}
+
+TEST_F(CaptureTestbed, FlowsFoundAreTheFlowsSentAndSummarizeAgreesWithThePcap) {
+  build();
+  start(1, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}, "server.log");
+  GenConfig g;
+  g.cdf = std::make_shared<FlowSizeCdf>(FlowSizeCdf::load_file(std::string(XTK_CDF_DIR) + "/google-rpc.cdf"));
+  g.load_bps = 20e6;
+  g.link_bps = 1e9;
+  g.duration_ns = 500'000'000;
+  g.sources = {"h0"};
+  g.destinations = parse_host_mix("h1", "--dst");
+  const auto scheduled = write_schedule(g, file("s.csv"));
+  ASSERT_GT(scheduled.flows, 5u);
+
+  auto& pcap = start(1, capture({"-o", file("h1.pcap")}), "pcap.log");
+  auto& summary = start(1, capture({"--summarize", "--bin", "10ms", "-o", file("summary.csv")}), "summary.log");
+  wait_for(file("h1.pcap"));
+  wait_for(file("summary.csv"));
+  std::this_thread::sleep_for(200ms);
+  const auto client =
+      run_checked(testbed_->in_host(0, {XTK_CLIENT_BIN, file("s.csv"), "--map", "h1=10.77.0.2", "--policy", "per-flow",
+                                        "-o", file("flows.csv"), "--json", "--no-progress"}),
+                  30s);
+  EXPECT_EQ(nlohmann::json::parse(client)["summary"]["flows_by_status"]["ok"], scheduled.flows);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(interrupt(pcap), 0) << read("pcap.log");
+  EXPECT_EQ(interrupt(summary), 0) << read("summary.log");
+
+  TraceOptions o;
+  o.files = {file("h1.pcap")};
+  o.bin_ns = 10'000'000;
+  o.bins_path = file("bins.csv");
+  const auto r = analyze_trace(o);
+  std::uint64_t data_flows = 0, data_bytes = 0;
+  for (const auto& f : r.flows) {
+    if (f.flow.rfind("tcp 10.77.0.1:", 0) == 0 && f.flow.ends_with(">10.77.0.2:7000")) {
+      ++data_flows;
+      data_bytes += f.stats.bytes;
+    }
+  }
+  // One connection per flow (per-flow policy): as many client-to-server flows as scheduled flows.
+  EXPECT_EQ(data_flows, scheduled.flows);
+  EXPECT_GE(data_bytes, scheduled.bytes);  // every flow's bytes, plus headers
+
+  // The live summary saw the same packets: the same total per flow.
+  auto totals = [](const std::string& path) {
+    std::map<std::string, std::uint64_t> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#' || line.rfind("bin_start_ns", 0) == 0) continue;
+      const auto first = line.find(',');
+      const auto flow_end = line.find(',', first + 1);
+      out[line.substr(first + 1, flow_end - first - 1)] +=
+          std::stoull(line.substr(line.rfind(',', line.rfind(',') - 1) + 1));
+    }
+    return out;
+  };
+  const auto from_pcap = totals(file("bins.csv"));
+  const auto from_summary = totals(file("summary.csv"));
+  for (const auto& [flow, bytes] : from_pcap) {
+    if (flow.rfind("tcp ", 0) != 0) continue;  // ARP/ND at the edges may fall before one of the two started
+    EXPECT_EQ(from_summary.count(flow) ? from_summary.at(flow) : 0, bytes) << flow;
+  }
+  EXPECT_EQ(report("summary.log")["interfaces"][0]["dropped"], 0);
+}
+
+TEST_F(CaptureTestbed, CounterSamplerSeesAKnownTransfer) {
+  if (!run_command({"iperf3", "--version"}).ok()) GTEST_SKIP() << "iperf3 is not installed (scripts/install-deps.sh)";
+  build();
+  start(1, {"iperf3", "-s", "-1", "-p", "5201"}, "iperf-server.log");
+  auto& counters = start(0,
+                         {XTK_LOG_BIN, "counters", "-s", "net:eth0=tx_bytes,tx_packets", "-s", "snmp=Tcp:OutSegs", "-s",
+                          "ethtool:eth0=peer_ifindex", "--period", "1ms", "-o", file("counters.csv"), "--json"},
+                         "counters.log");
+  wait_for(file("counters.csv"));
+  std::this_thread::sleep_for(300ms);  // the iperf3 server listening, a few samples before
+  constexpr std::uint64_t kBytes = 20ULL << 20;
+  run_checked(testbed_->in_host(0, {"iperf3", "-c", "10.77.0.2", "-p", "5201", "-n", "20M", "-b", "500M"}), 30s);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(interrupt(counters), 0) << read("counters.log");
+  const auto j = report("counters.log");
+  EXPECT_GT(j["samples"].get<std::uint64_t>(), 300u);
+  EXPECT_EQ(j["counters"], 4);
+
+  const auto r = analyze_counters(file("counters.csv"), {});
+  std::map<std::string, const CounterRateSummary*> by_name;
+  for (const auto& c : r.counters) by_name[c.name] = &c;
+  ASSERT_EQ(by_name.size(), 4u);
+  const auto& tx = *by_name.at("tx_bytes");
+  // 20 MiB of payload in 1448-byte segments: 66 bytes of headers on each, plus iperf3's control connection.
+  EXPECT_GE(tx.delta, kBytes);
+  EXPECT_LE(tx.delta, kBytes * 108 / 100);
+  EXPECT_EQ(tx.resets, 0u);
+  EXPECT_GE(by_name.at("Tcp:OutSegs")->delta, kBytes / 1448);
+  EXPECT_EQ(by_name.at("peer_ifindex")->delta, 0u);  // a constant, read every sample
+  // At 500 Mbit/s the busiest millisecond cannot carry more than the link allows.
+  EXPECT_GT(tx.max_per_s * 8, 300e6);
+  EXPECT_LT(tx.max_per_s * 8, 5e9) << "an impossible rate: a stamp far from its read";
+}
+
+TEST_F(CaptureTestbed, VanishingAndMissingDevicesEndWithClearMessages) {
+  build();
+  auto& sampler =
+      start(0, {XTK_LOG_BIN, "counters", "-s", "net:eth0", "-s", "ethtool:eth0", "-o", file("c.csv")}, "sampler.log");
+  wait_for(file("c.csv"));
+  std::this_thread::sleep_for(200ms);
+  run_checked({"ip", "-n", testbed_->host_ns(0), "link", "del", "eth0"});
+  const auto status = sampler.wait(10s);
+  ASSERT_TRUE(status) << "the sampler kept running with nothing to sample";
+  EXPECT_EQ(*status, 1);
+  const auto log = read("sampler.log");
+  EXPECT_NE(log.find("net:eth0: reading"), std::string::npos) << log;
+  EXPECT_NE(log.find("ethtool:eth0: SIOCETHTOOL failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("every source went away"), std::string::npos) << log;
+  EXPECT_GT(samples(file("c.csv")).size(), 50u);  // what came before is a valid file
+
+  auto missing = run_command(testbed_->in_host(1, {XTK_LOG_BIN, "counters", "-s", "net:eth9", "-t", "1s"}));
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_NE(missing.output.find("no interface 'eth9' here (interfaces: eth0, lo)"), std::string::npos)
+      << missing.output;
+  missing = run_command(testbed_->in_host(1, {XTK_LOG_BIN, "counters", "-s", "rdma:mlx5_0", "-t", "1s"}));
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_NE(missing.output.find("no RDMA devices here"), std::string::npos) << missing.output;
+  missing = run_command(testbed_->in_host(1, capture({"-t", "1s", "-o", file("y.pcap"), "-i", "eth0", "-i", "eth9"})));
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_NE(missing.output.find("-i eth9: no such interface here (interfaces: eth0, lo)"), std::string::npos)
+      << missing.output;
+  EXPECT_FALSE(fs::exists(file("y-eth0.pcap")));  // eth0 opened, but no file is made before every interface has
+  const auto hardware =
+      run_command(testbed_->in_host(1, capture({"-t", "1s", "--tstamp", "adapter", "-o", file("x.pcap")})));
+  EXPECT_EQ(hardware.exit_status, 2);
+  EXPECT_NE(hardware.output.find("--tstamp adapter: eth0 cannot stamp packets that way (it offers: host"),
+            std::string::npos)
+      << hardware.output;
+}
+
+TEST_F(CaptureTestbed, RotatedFilesHoldEveryPacketAndTsharkReadsThem) {
+  build();
+  start(1, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}, "server.log");
+  auto& cap = start(1, capture({"-o", file("rot-{n}.pcap"), "--rotate-size", "100KB"}), "capture.log");
+  wait_for(file("rot-0000.pcap"));
+  run_checked(testbed_->in_host(0, {XTK_CLIENT_BIN, "--bulk", "1", "--dst", "10.77.0.2", "-t", "500ms", "--rate", "50M",
+                                    "-o", file("flows.csv"), "--no-progress"}),
+              30s);
+  EXPECT_EQ(interrupt(cap), 0) << read("capture.log");
+  const auto j = report("capture.log")["interfaces"][0];
+  const auto files = j["files"].get<std::vector<std::string>>();
+  ASSERT_GE(files.size(), 3u) << j.dump();
+  std::uint64_t tshark_frames = 0;
+  const bool have_tshark = run_command({"tshark", "--version"}).ok();
+  for (const auto& f : files) {
+    EXPECT_LE(fs::file_size(f), 100'000u) << f;
+    if (!have_tshark) continue;
+    const auto out = run_checked({"tshark", "-r", f, "-q", "-z", "io,stat,0"}, 60s);
+    // "| 0.000 <> 1.234 |   1234 |  567890 |": the frames column.
+    const auto last = out.rfind("<>");
+    ASSERT_NE(last, std::string::npos) << out;
+    std::istringstream row(out.substr(out.find('|', last) + 1));
+    std::uint64_t frames = 0;
+    row >> frames;
+    tshark_frames += frames;
+  }
+  TraceOptions o;
+  o.files = files;
+  const auto r = analyze_trace(o);
+  EXPECT_FALSE(r.damage);
+  EXPECT_EQ(r.packets_read, j["packets"].get<std::uint64_t>());
+  EXPECT_EQ(r.late, 0u);
+  if (have_tshark) {
+    EXPECT_EQ(tshark_frames, r.packets_read);
+  }
+}
+
+}  // namespace
+}  // namespace xtk::capture

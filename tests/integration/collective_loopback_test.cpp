@@ -1,0 +1,238 @@
+// xtk-collective as users run it, several ranks on loopback (no root): Gloo
+// sweeps and training with correct results, every rank stopping together,
+// and the faults - a killed, stopped, or absent rank is named by every other
+// rank within the timeout. Plus the NCCL backend's build check.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collective_ranks.hpp"
+
+namespace xtk::collective {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::next_port;
+using testing::Ranks;
+using testing::read_text;
+
+const std::string kBin = XTK_COLLECTIVE_BIN;
+const std::string kTiny = std::string(XTK_COLLECTIVE_DATA) + "/tiny-mlp.csv";
+
+class CollectiveLoopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef XTK_HAVE_GLOO
+    GTEST_SKIP() << "the Gloo backend is not built (libgloo-dev missing)";
+#endif
+    dir_ = std::filesystem::temp_directory_path() /
+           ("xtk_coll_" + std::to_string(::getpid()) + "_" + std::to_string(++count_));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Rank `rank` of `size` on loopback, then `args`.
+  static std::vector<std::string> rank_argv(std::size_t rank, std::size_t size, std::uint16_t port,
+                                            const std::string& command, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{kBin,           command,
+                                  "--backend",    "gloo",
+                                  "--rank",       std::to_string(rank),
+                                  "--world-size", std::to_string(size),
+                                  "--master",     "127.0.0.1:" + std::to_string(port)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+
+  std::filesystem::path dir_;
+  static inline int count_ = 0;
+};
+
+TEST_F(CollectiveLoopback, SweepOnThreeRanksIsCorrectForEveryTypeAndReduction) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"float", "sum"}, {"half", "prod"}, {"bfloat16", "max"}, {"int8", "min"}, {"uint64", "sum"}};
+  for (const auto& [type, op] : cases) {
+    const auto port = next_port();
+    Ranks ranks(3, dir_, [&](std::size_t r) {
+      std::vector<std::string> args{"-b", "4K", "-e", "256K", "-f", "8", "-n",        "3",
+                                    "-w", "1",  "-d", type,   "-o", op,  "--timeout", "20s"};
+      if (r == 0) args.insert(args.end(), {"--json", file("sweep.json"), "--csv", file("sweep.csv")});
+      return rank_argv(r, 3, port, "sweep", args);
+    });
+    for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+    const auto j = nlohmann::json::parse(read_text(file("sweep.json")));
+    ASSERT_EQ(j["results"].size(), 3u) << type;  // 4K, 32K, 256K
+    for (const auto& row : j["results"]) {
+      EXPECT_EQ(row["out_of_place"]["wrong"], 0) << type << " " << op;
+      EXPECT_EQ(row["in_place"]["wrong"], 0) << type << " " << op;
+      EXPECT_EQ(row["type"], type);
+      EXPECT_GT(row["out_of_place"]["busbw_GBps"].get<double>(), 0.0);
+      EXPECT_EQ(row["out_of_place"]["per_iteration"]["n"], 3);
+    }
+    EXPECT_EQ(j["world"]["ranks"], 3);
+    EXPECT_EQ(j["devices"].size(), 3u);
+    const auto table = ranks.log(0);
+    EXPECT_NE(table.find("#       size         count      type   redop    root     time   algbw   busbw #wrong"),
+              std::string::npos)
+        << table;
+    EXPECT_NE(table.find("# Out of bounds values : 0 OK"), std::string::npos) << table;
+    EXPECT_EQ(read_text(file("sweep.csv")).rfind("# xtk-sweep\n# format_version=1\n", 0), 0u);
+  }
+}
+
+TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    std::vector<std::string> args{
+        "--model", kTiny, "--iters", "4", "--compute", "20ms", "-o", file("iters-{rank}.csv"), "--timeout", "20s"};
+    if (r == 0) args.insert(args.end(), {"--json", file("train.json")});
+    return rank_argv(r, 3, port, "train", args);
+  });
+  for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+  const auto summary = nlohmann::json::parse(read_text(file("train.json")))["summary"];
+  EXPECT_EQ(summary["wrong"], 0);
+  EXPECT_EQ(summary["iterations"], 4);
+  EXPECT_EQ(summary["bytes_per_iteration"], 8424160);  // 6318120 x 4/3
+  EXPECT_EQ(summary["buckets"], 2);
+  EXPECT_DOUBLE_EQ(summary["demand_bytes"].get<double>(), 6318120.0 * 4 / 3);
+  EXPECT_GT(summary["iteration"]["mean_ms"].get<double>(), 20.0);
+  for (int r = 0; r < 3; ++r) {
+    const auto text = read_text(file("iters-" + std::to_string(r) + ".csv"));
+    EXPECT_EQ(text.rfind("# xtk-iterations\n# format_version=1\n", 0), 0u) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 7 + 1 + 4) << text;  // 7 header lines, columns, 4 rows
+    EXPECT_NE(text.find(fmt::format("\n{},3,", r)), std::string::npos) << text;
+  }
+  EXPECT_NE(ranks.log(0).find("# data check: 0 wrong elements (OK)"), std::string::npos) << ranks.log(0);
+}
+
+TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    return rank_argv(r, 3, port, "train",
+                     {"--model", kTiny, "--duration", "1s", "--compute", "30ms", "-o", file("iters-{rank}.csv"),
+                      "--timeout", "20s", "--no-check"});
+  });
+  for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+  std::vector<long> rows;
+  for (int r = 0; r < 3; ++r) {
+    const auto text = read_text(file("iters-" + std::to_string(r) + ".csv"));
+    rows.push_back(std::count(text.begin(), text.end(), '\n'));
+  }
+  EXPECT_GT(rows[0], 8 + 5);  // at least a few iterations of ~40 ms in a second
+  EXPECT_EQ(rows[0], rows[1]);
+  EXPECT_EQ(rows[0], rows[2]);
+}
+
+TEST_F(CollectiveLoopback, AKilledRankIsNamedByEveryOtherWithinTheTimeout) {
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    return rank_argv(r, 3, port, "train",
+                     {"--model", kTiny, "--iters", "100000", "--compute", "10ms", "-o", "", "--timeout", "10s"});
+  });
+  std::this_thread::sleep_for(2500ms);
+  ASSERT_TRUE(ranks.process(2).running()) << ranks.logs();
+  ranks.process(2).signal(SIGKILL);
+  const auto start = std::chrono::steady_clock::now();
+  const auto statuses = ranks.wait({0, 1}, 10s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  for (std::size_t r = 0; r < 2; ++r) {
+    ASSERT_TRUE(statuses[r].has_value()) << "rank " << r << " still runs\n" << ranks.logs();
+    EXPECT_EQ(*statuses[r], 1) << ranks.logs();
+    EXPECT_NE(ranks.log(r).find("rank 2 ("), std::string::npos) << ranks.log(r);
+    EXPECT_NE(ranks.log(r).find("left the job"), std::string::npos) << ranks.log(r);
+  }
+}
+
+TEST_F(CollectiveLoopback, RankZeroKilledIsNamedByTheOthers) {
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    return rank_argv(r, 3, port, "train",
+                     {"--model", kTiny, "--iters", "100000", "--compute", "10ms", "-o", "", "--timeout", "10s"});
+  });
+  std::this_thread::sleep_for(2500ms);
+  ranks.process(0).signal(SIGKILL);
+  const auto statuses = ranks.wait({1, 2}, 10s);
+  for (std::size_t r = 1; r < 3; ++r) {
+    ASSERT_TRUE(statuses[r - 1].has_value()) << ranks.logs();
+    EXPECT_EQ(*statuses[r - 1], 1);
+    EXPECT_NE(ranks.log(r).find("rank 0 (the rendezvous at 127.0.0.1:"), std::string::npos) << ranks.log(r);
+  }
+}
+
+TEST_F(CollectiveLoopback, AStoppedRankIsNamedAfterTheTimeout) {
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    return rank_argv(r, 3, port, "train",
+                     {"--model", kTiny, "--iters", "100000", "--compute", "10ms", "-o", "", "--timeout", "4s"});
+  });
+  std::this_thread::sleep_for(2500ms);
+  ranks.process(1).signal(SIGSTOP);
+  // The collective times out after 4 s; rank 0 then pings (0.5 s grace, 2 s for answers).
+  const auto statuses = ranks.wait({0, 2}, 12s);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::size_t r = i == 0 ? 0 : 2;
+    ASSERT_TRUE(statuses[i].has_value()) << ranks.logs();
+    EXPECT_EQ(*statuses[i], 1);
+    EXPECT_NE(ranks.log(r).find("rank 1 ("), std::string::npos) << ranks.log(r);
+    EXPECT_NE(ranks.log(r).find("did not answer rank 0"), std::string::npos) << ranks.log(r);
+  }
+  ranks.process(1).signal(SIGKILL);
+}
+
+TEST_F(CollectiveLoopback, ARankThatNeverJoinsIsNamed) {
+  const auto port = next_port();
+  Ranks ranks(2, dir_, [&](std::size_t r) {
+    return rank_argv(r, 3, port, "sweep", {"-b", "1K", "-e", "1K", "--timeout", "2s"});
+  });
+  const auto statuses = ranks.wait_all(8s);
+  for (std::size_t r = 0; r < 2; ++r) {
+    ASSERT_TRUE(statuses[r].has_value()) << ranks.logs();
+    EXPECT_EQ(*statuses[r], 1);
+    EXPECT_NE(ranks.log(r).find("rank 2 never joined within 2 s"), std::string::npos) << ranks.log(r);
+  }
+}
+
+TEST_F(CollectiveLoopback, UsageErrorsExitWithTwoBeforeJoining) {
+  const auto run = [&](std::vector<std::string> args) { return run_command(args, 10s); };
+  auto r = run({kBin, "sweep", "--backend", "gloo", "-o", "avg"});
+  EXPECT_EQ(r.exit_status, 2) << r.output;
+  EXPECT_NE(r.output.find("Gloo has no average"), std::string::npos) << r.output;
+  r = run({kBin, "train", "--backend", "gloo", "--model", file("missing")});
+  EXPECT_EQ(r.exit_status, 2) << r.output;
+  r = run({kBin, "train", "--backend", "gloo", "--model", kTiny, "--rank", "0", "--world-size", "2", "-o", "x.csv"});
+  EXPECT_EQ(r.exit_status, 2) << r.output;
+  EXPECT_NE(r.output.find("{rank}"), std::string::npos) << r.output;
+  r = run({kBin, "sweep", "--backend", "gloo", "-b", "1M", "-e", "1K"});
+  EXPECT_EQ(r.exit_status, 2) << r.output;
+  r = run({kBin, "sweep", "--backend", "gloo", "--timeout", "soon"});
+  EXPECT_EQ(r.exit_status, 2) << r.output;
+  EXPECT_NE(r.output.find("--timeout"), std::string::npos) << r.output;
+}
+
+// The NCCL backend compiles wherever CUDA and NCCL are found; without a GPU it
+// must say so and exit, not hang or crash.
+TEST(CollectiveNccl, BuiltWhenFoundAndFailsCleanlyWithoutAGpu) {
+  const auto backends = run_command({kBin, "backends"}, 10s);
+  ASSERT_EQ(backends.exit_status, 0) << backends.output;
+#ifdef XTK_HAVE_NCCL
+  EXPECT_NE(backends.output.find("nccl"), std::string::npos) << backends.output;
+  const auto r = run_command({kBin, "sweep", "--backend", "nccl", "--master",
+                              "127.0.0.1:" + std::to_string(next_port()), "-b", "1K", "-e", "1K", "--timeout", "10s"},
+                             30s);
+  if (r.output.find("GPU 0, but this host shows 0") == std::string::npos && r.exit_status == 0) {
+    GTEST_SKIP() << "a GPU is visible here: the NCCL run itself is the device machine's job";
+  }
+  EXPECT_EQ(r.exit_status, 1) << r.output;
+  EXPECT_NE(r.output.find("local rank 0 needs GPU 0, but this host shows 0"), std::string::npos) << r.output;
+#else
+  EXPECT_EQ(backends.output.find("nccl"), std::string::npos) << backends.output;
+  GTEST_SKIP() << "the NCCL backend is not built here (no CUDA toolkit or NCCL found)";
+#endif
+}
+
+}  // namespace
+}  // namespace xtk::collective

@@ -1,0 +1,119 @@
+// xtk-run end to end on the netns executor: complete step directories, Ctrl-C
+// and resume, a killed role failing its step by name. Needs root.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/process.hpp"
+#include "testbed/testbed.hpp"
+
+namespace xtk {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class Experiment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+    dir_ = fs::temp_directory_path() / ("xtk_exp_" + std::to_string(::getpid()) + "_" + std::to_string(++count_));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  std::string config(const std::string& loads, int iterations) {
+    const std::string path = (dir_ / "experiment.toml").string();
+    std::ofstream out(path);
+    out << "[experiment]\nname = \"t\"\nlink = \"200M\"\nstep_timeout = \"60s\"\n"
+        << "[training]\nmodel = \"" << XTK_TINY_MODEL << "\"\nranks = 2\niterations = " << iterations
+        << "\nwarmup = 0\ntimeout = \"20s\"\n"
+        << "[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [" << loads << "]\nwarmup = \"500ms\"\n"
+        << "[capture]\ncounter_period = \"1ms\"\n";
+    return path;
+  }
+  std::string exp() const { return (dir_ / "exp").string(); }
+  std::vector<std::string> xtk_run(const std::string& cfg) const { return {XTK_RUN_BIN, cfg, "-o", exp(), "-q"}; }
+
+  static nlohmann::json run_json(const fs::path& step) {
+    std::ifstream in(step / "run.json");
+    return nlohmann::json::parse(in);
+  }
+
+  fs::path dir_;
+  static inline int count_ = 0;
+};
+
+TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
+  const auto result = run_command(xtk_run(config("0, 0.5", 3)), 180s);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  for (const char* step : {"tiny-mlp/none/step00", "tiny-mlp/consistent/step01"}) {
+    const fs::path s = fs::path(exp()) / step;
+    ASSERT_TRUE(fs::exists(s / "run.json")) << step;
+    EXPECT_EQ(run_json(s)["status"], "ok");
+    EXPECT_TRUE(fs::exists(s / "iterations-0.csv"));
+    EXPECT_TRUE(fs::exists(s / "iterations-1.csv"));
+  }
+  const fs::path loaded = fs::path(exp()) / "tiny-mlp/consistent/step01";
+  for (const char* f : {"flows.csv", "counters.csv", "schedule.csv"}) EXPECT_TRUE(fs::exists(loaded / f)) << f;
+  EXPECT_EQ(run_json(loaded)["bottleneck"]["counter"], "tx_bytes");
+  EXPECT_TRUE(fs::exists(fs::path(exp()) / "tables" / "iteration_time.csv"));
+  EXPECT_NE(result.output.find("Iteration time per cross-traffic step"), std::string::npos);
+  EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-run"), std::string::npos) << "testbed left behind";
+}
+
+TEST_F(Experiment, InterruptedRunResumesToACompleteDirectory) {
+  const auto cfg = config("0, 0.3, 0.6", 6);
+  {
+    ChildProcess run(xtk_run(cfg), (dir_ / "first.log").string());
+    const fs::path first = fs::path(exp()) / "tiny-mlp/none/step00/run.json";
+    for (int i = 0; i < 600 && !fs::exists(first); ++i) std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(fs::exists(first)) << "the first step did not finish";
+    std::this_thread::sleep_for(1500ms);  // into the second step
+    run.signal(SIGINT);
+    const auto status = run.wait(60s);
+    ASSERT_TRUE(status);
+    EXPECT_EQ(*status, 130);
+  }
+  EXPECT_FALSE(fs::exists(fs::path(exp()) / "tiny-mlp/consistent/step02/run.json"));
+  const auto resumed = run_command(xtk_run(cfg), 240s);
+  ASSERT_EQ(resumed.exit_status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("kept"), std::string::npos);
+  for (const char* step : {"none/step00", "consistent/step01", "consistent/step02"}) {
+    EXPECT_EQ(run_json(fs::path(exp()) / "tiny-mlp" / step)["status"], "ok") << step;
+  }
+}
+
+TEST_F(Experiment, KilledRankFailsItsStepByName) {
+  const auto cfg = config("0", 200);
+  ChildProcess run(xtk_run(cfg), (dir_ / "run.log").string());
+  const std::string ns = "xtk-run" + std::to_string(run.pid() % 100000) + "-h1";
+  const fs::path log = fs::path(exp()) / "tiny-mlp/none/step00/rank-1.log";
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 200 && pids.empty(); ++i) {
+    std::this_thread::sleep_for(100ms);
+    std::istringstream list(run_command({"ip", "netns", "pids", ns}).output);
+    for (pid_t p; list >> p;) pids.push_back(p);
+  }
+  ASSERT_FALSE(pids.empty()) << "rank 1 never started in " << ns;
+  std::this_thread::sleep_for(3s);  // past the rendezvous, mid-iterations
+  for (pid_t p : pids) kill(p, SIGKILL);  // rank 1: the only process in h1, started by our xtk-run
+  const auto status = run.wait(90s);
+  ASSERT_TRUE(status) << "xtk-run did not end";
+  EXPECT_EQ(*status, 1);
+  const auto j = run_json(fs::path(exp()) / "tiny-mlp/none/step00");
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_NE(j["error"].get<std::string>().find("rank "), std::string::npos) << j["error"];
+}
+
+}  // namespace
+}  // namespace xtk

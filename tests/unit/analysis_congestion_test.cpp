@@ -1,0 +1,78 @@
+// The two-line congestion point: on synthetic flat-then-exponential series it
+// lands within one step of the true knee, and says why when there is none.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "analysis/congestion.hpp"
+
+namespace xtk::analysis {
+
+TEST(AnalysisCongestion, HandComputedIntersection) {
+  // Flat at 8000 up to 5, then 10000 and 13000: tangent slope 3000, so the
+  // lines meet at 6 - 2000 / 3000 = 5.333, nearest the point at 5.
+  const std::vector<double> x{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::vector<double> y{8000, 8000, 8000, 8000, 8000, 8000, 10000, 13000, 20000, 40000};
+  const auto cp = find_congestion_point(x, y, {});
+  ASSERT_TRUE(cp.ok()) << cp.status;
+  EXPECT_EQ(cp.flat_points, 6u);
+  EXPECT_EQ(cp.tangent_points, 2u);
+  EXPECT_DOUBLE_EQ(cp.flat.slope, 0);
+  EXPECT_DOUBLE_EQ(cp.flat.intercept, 8000);
+  EXPECT_DOUBLE_EQ(cp.tangent.slope, 3000);
+  EXPECT_NEAR(cp.intersection_x, 16.0 / 3, 1e-12);
+  EXPECT_EQ(cp.nearest, 5u);
+  // Three tangent points: least squares through (6,10000), (7,13000), (8,20000).
+  const auto three = find_congestion_point(x, y, {0.05, 3});
+  ASSERT_TRUE(three.ok());
+  EXPECT_DOUBLE_EQ(three.tangent.slope, 5000);
+}
+
+TEST(AnalysisCongestion, SyntheticSeriesWithinOneStepOfTheTruth) {
+  // 20 steps of 1.25 Gbit/s on a 25 Gbit/s link; flat at 100 ms with 1 %
+  // noise up to the knee, then growing by exp(k (x - knee)).
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  int trials = 0;
+  for (int knee_step : {6, 9, 12, 15}) {
+    for (double k : {0.25, 0.5, 1.0}) {
+      for (int seed = 0; seed < 5; ++seed) {
+        std::vector<double> x, y;
+        const double knee = knee_step * 1.25;
+        for (int i = 0; i < 20; ++i) {
+          const double load = i * 1.25;
+          const double t = 100000 * (load <= knee ? 1.0 : std::exp(k * (load - knee)));
+          x.push_back(load);
+          y.push_back(t * (1 + noise(rng)));
+        }
+        const auto cp = find_congestion_point(x, y, {});
+        ASSERT_TRUE(cp.ok()) << cp.status << " knee " << knee << " k " << k;
+        EXPECT_LE(std::abs(static_cast<int>(cp.nearest) - knee_step), 1)
+            << "knee step " << knee_step << " k " << k << " found " << cp.nearest << " (x* " << cp.intersection_x
+            << ")";
+        ++trials;
+      }
+    }
+  }
+  EXPECT_EQ(trials, 60);
+}
+
+TEST(AnalysisCongestion, NoCongestionPointSaysWhy) {
+  EXPECT_EQ(find_congestion_point({0, 1}, {1, 1}, {}).status, "too few steps (2; the method needs 3 or more)");
+  EXPECT_EQ(find_congestion_point({0, 1, 2, 3}, {100, 101, 99, 102}, {}).status,
+            "not reached: every step is within 5 % of the flat line");
+  EXPECT_EQ(find_congestion_point({0, 1, 2, 3}, {100, 101, 99, 200}, {}).status,
+            "only the last step is congested: a tangent needs 2 points");
+  EXPECT_EQ(find_congestion_point({0, 1, 2, 3}, {100, 120, 150, 200}, {}).status,
+            "no flat region: the second step is more than 5 % above the first");
+  // A jump, then a fall: the "tangent" does not rise.
+  EXPECT_EQ(find_congestion_point({0, 1, 2, 3}, {100, 100, 300, 200}, {}).status,
+            "the congested steps do not rise faster than the flat line");
+  // A looser tolerance keeps 106 in the flat region.
+  const auto loose = find_congestion_point({0, 1, 2, 3, 4}, {100, 100, 106, 150, 200}, {0.10, 2});
+  ASSERT_TRUE(loose.ok());
+  EXPECT_EQ(loose.flat_points, 3u);
+}
+
+}  // namespace xtk::analysis

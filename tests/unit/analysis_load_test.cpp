@@ -1,0 +1,163 @@
+// Measured cross-traffic load: counters, trace bins and flow records, each
+// restricted to the iterations' window, with hand-computed answers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/step.hpp"
+#include "core/error.hpp"
+
+namespace xtk::analysis {
+namespace {
+
+constexpr const char* kCounters = "# xtk-counters\n# format_version=1\nt_ns,realtime_ns,source,name,value,slow\n";
+constexpr const char* kTrace =
+    "# xtk-trace-bins\n# format_version=1\n# bin_ns=1000\nbin_start_ns,flow,src,dst,bytes,packets\n";
+constexpr const char* kFlows =
+    "# xtk-flow-records\n# format_version=1\n"
+    "flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error\n";
+
+}  // namespace
+
+TEST(AnalysisLoad, CountersUseTheWindowAndSkipSlowSamples) {
+  // 1000 bytes per us on tx_bytes; realtime = t_ns + 5000. Another counter in between is ignored.
+  const std::string text = std::string(kCounters) +
+                           "0,5000,net:eth0,tx_bytes,0,0\n"
+                           "1,5001,net:eth0,rx_bytes,77,0\n"
+                           "1000,6000,net:eth0,tx_bytes,1000000,0\n"
+                           "2000,7000,net:eth0,tx_bytes,2000000,0\n"
+                           "3000,8000,net:eth0,tx_bytes,3000000,0\n";
+  // The whole span: 3e6 bytes in 3000 ns = 8e12 bit/s.
+  EXPECT_DOUBLE_EQ(counter_load_bps(text, "c.csv", "net:eth0", "tx_bytes", {0, 100000}), 8e12);
+  // Half of the first interval and all of the second: the same rate.
+  EXPECT_DOUBLE_EQ(counter_load_bps(text, "c.csv", "net:eth0", "tx_bytes", {5500, 7000}), 8e12);
+
+  // A slow sample in the middle carries a burst that never happened: both
+  // intervals touching it are void, the rest runs at 1000 B/us.
+  const std::string slow = std::string(kCounters) +
+                           "0,0,net:eth0,tx_bytes,0,0\n"
+                           "1000,1000,net:eth0,tx_bytes,1000000,0\n"
+                           "2000,2000,net:eth0,tx_bytes,90000000,1\n"
+                           "3000,3000,net:eth0,tx_bytes,91000000,0\n"
+                           "4000,4000,net:eth0,tx_bytes,92000000,0\n";
+  EXPECT_DOUBLE_EQ(counter_load_bps(slow, "c.csv", "net:eth0", "tx_bytes", {0, 4000}), 8e12);
+
+  // Intervals have their length from t_ns: realtime steps of 1000 ns but
+  // t_ns steps of 2000 ns halve the rate.
+  const std::string mono = std::string(kCounters) +
+                           "0,0,net:eth0,tx_bytes,0,0\n"
+                           "2000,1000,net:eth0,tx_bytes,1000000,0\n";
+  EXPECT_DOUBLE_EQ(counter_load_bps(mono, "c.csv", "net:eth0", "tx_bytes", {0, 1000}), 4e12);
+
+  try {
+    counter_load_bps(text, "c.csv", "net:eth0", "tx_bytes", {9000, 10000});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c.csv: no usable samples of net:eth0 tx_bytes inside the iterations' window [9000, 10000] realtime "
+              "ns (two samples, neither slow, are needed around each interval)");
+  }
+}
+
+TEST(AnalysisLoad, CounterWrapsResetsAndUnits) {
+  // A 32-bit counter wraps between the second and third sample: 1000 B more.
+  const std::string wrap = std::string(kCounters) +
+                           "0,0,net:eth0,tx_bytes,4294966000,0\n"
+                           "1000,1000,net:eth0,tx_bytes,4294967000,0\n"
+                           "2000,2000,net:eth0,tx_bytes,704,0\n";
+  EXPECT_DOUBLE_EQ(counter_load_bps(wrap, "c.csv", "net:eth0", "tx_bytes", {0, 2000}), 2000 * 8 / 2000e-9);
+  // A drop that is no wrap is a reset: that interval is left out.
+  const std::string reset = std::string(kCounters) +
+                            "0,0,net:eth0,tx_bytes,5000000,0\n"
+                            "1000,1000,net:eth0,tx_bytes,6000000,0\n"
+                            "2000,2000,net:eth0,tx_bytes,10,0\n";
+  EXPECT_DOUBLE_EQ(counter_load_bps(reset, "c.csv", "net:eth0", "tx_bytes", {0, 2000}), 8e12);
+  // InfiniBand's port_xmit_data counts 4-byte words.
+  const std::string ib = std::string(kCounters) +
+                         "0,0,rdma:mlx5_0/1,port_xmit_data,0,0\n"
+                         "1000,1000,rdma:mlx5_0/1,port_xmit_data,250,0\n";
+  EXPECT_DOUBLE_EQ(counter_load_bps(ib, "c.csv", "rdma:mlx5_0/1", "port_xmit_data", {0, 1000}), 8e9);
+  EXPECT_EQ(counter_bytes_per_unit("rx_prio3_bytes"), 1);
+  EXPECT_EQ(counter_bytes_per_unit("ifHCOutOctets"), 1);
+  EXPECT_EQ(counter_bytes_per_unit("tx_packets"), 0);
+  EXPECT_THROW(counter_load_bps(ib, "c.csv", "rdma:mlx5_0/1", "tx_packets", {0, 1000}), InputError);
+}
+
+TEST(AnalysisLoad, TraceBinsCrossLoadAndNodes) {
+  // Bins of 1000 ns from 0 to 4000; window [500, 3500]: half a bin, two full, half a bin.
+  std::string cross = kTrace, training = kTrace;
+  for (int b = 0; b < 4; ++b) {
+    const std::string start = std::to_string(b * 1000);
+    cross += start + ",tcp n0:1>sink:7000,n0,sink,1000,1\n";                                   // 8 Gbit/s
+    training += start + ",tcp n0:2>n1:3,n0,n1," + std::to_string(b == 2 ? 4000 : 0) + ",3\n";  // one busy bin
+    training += start + ",tcp n1:3>n0:2,n1,n0,500,1\n";                                        // 4 Gbit/s
+  }
+  TraceBins t({500, 3500});
+  t.add(cross, "x.csv", true);
+  t.add(training, "t.csv", false);
+  EXPECT_TRUE(t.has_cross());
+  EXPECT_DOUBLE_EQ(t.cross_load_bps(), 8e9);
+  const auto nodes = t.nodes("n0");
+  ASSERT_EQ(nodes.size(), 2u);  // sink carries no training traffic
+  EXPECT_EQ(nodes[0].node, "n0");
+  EXPECT_EQ(nodes[0].shares_bottleneck, "yes");
+  EXPECT_EQ(nodes[1].shares_bottleneck, "no");
+  // n0 sent 4000 B in the full bin 2 over 3000 ns: 32e9/3 bit/s; it received 500 B per bin.
+  EXPECT_DOUBLE_EQ(nodes[0].train_tx_bps, 4000 * 8 / 3000e-9);
+  EXPECT_DOUBLE_EQ(nodes[0].train_rx_bps, 4e9);
+  EXPECT_DOUBLE_EQ(nodes[0].cross_bps, 8e9);
+  EXPECT_DOUBLE_EQ(nodes[1].cross_bps, 0);
+  // Full bins in the window are 1 and 2 (0 and 3 are partial): the p99 of {0, 32e9}.
+  EXPECT_DOUBLE_EQ(nodes[0].train_tx_p99_bps, 0.99 * 32e9);
+  EXPECT_DOUBLE_EQ(nodes[1].train_tx_p99_bps, 4e9);
+
+  // A window beyond the bins is covered only where the bins are: [3000, 4000).
+  TraceBins late({3000, 9000});
+  late.add(cross, "x.csv", true);
+  EXPECT_DOUBLE_EQ(late.cross_load_bps(), 8e9);
+  EXPECT_TRUE(late.nodes("").empty());  // no training bins
+  TraceBins outside({5000, 9000});
+  outside.add(cross, "x.csv", true);
+  EXPECT_THROW(outside.cross_load_bps(), InputError);
+
+  // Two training files on one grid add up; without cross bins the nodes' cross traffic is unknown.
+  TraceBins two({500, 3500});
+  two.add(training, "t0.csv", false);
+  two.add(training, "t1.csv", false);
+  EXPECT_FALSE(two.has_cross());
+  const auto doubled = two.nodes("");
+  EXPECT_DOUBLE_EQ(doubled[1].train_tx_p99_bps, 8e9);
+  EXPECT_EQ(doubled[0].shares_bottleneck, "unknown");
+  EXPECT_TRUE(std::isnan(doubled[0].cross_bps));
+  // A file on another grid is refused.
+  TraceBins mixed({500, 3500});
+  mixed.add(training, "t0.csv", false);
+  try {
+    mixed.add(std::string(kTrace) + "250,f,n0,n1,1,1\n", "t1.csv", false);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "t1.csv: bins of 1000 ns from 250 are not on the grid of t0.csv (1000 ns from 0)");
+  }
+}
+
+TEST(AnalysisLoad, FlowRecordsWithAndWithoutTheRealtimeZero) {
+  // Two ok flows of 1000 B over [0, 1000] and [1000, 2000] ns; a failed one is not counted.
+  const std::string text = std::string(kFlows) +
+                           "0,h1,1000,0,0,1000,1.000,0.000,ok,\n"
+                           "1,h1,1000,1000,1000,2000,1.000,0.000,ok,\n"
+                           "2,h1,5000,1000,1000,-1,0.000,0.000,failed,reset\n";
+  FlowLoad load;
+  load.add_file(text, "f.csv");
+  // Own span: 2000 B in 2000 ns.
+  EXPECT_DOUBLE_EQ(load.load_bps({0, 1}, std::nullopt), 8e9);
+  // Zero at realtime 10000, window [10500, 11000]: half of flow 0 in 500 ns.
+  EXPECT_DOUBLE_EQ(load.load_bps({10500, 11000}, 10000), 8e9);
+  // Window [10500, 20000] is covered up to the last end, 12000: 1500 B in 1500 ns.
+  EXPECT_DOUBLE_EQ(load.load_bps({10500, 20000}, 10000), 8e9);
+  EXPECT_THROW(load.load_bps({50000, 60000}, 10000), InputError);
+  FlowLoad none;
+  none.add_file(std::string(kFlows) + "2,h1,5000,1000,1000,-1,0.000,0.000,failed,reset\n", "f.csv");
+  EXPECT_THROW(none.load_bps({0, 1}, std::nullopt), InputError);
+}
+
+}  // namespace xtk::analysis

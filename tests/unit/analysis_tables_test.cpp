@@ -1,0 +1,272 @@
+// The tables of the crafted experiment tests/data/analysis/exp (written by
+// make_crafted.py): hand-checked figures, then every table against its golden
+// CSV in tests/data/analysis/golden. After a deliberate change of output,
+// regenerate the golden files with XTK_UPDATE_GOLDEN=1 and review the diff.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/tables.hpp"
+#include "core/error.hpp"
+
+namespace xtk::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kData = XTK_ANALYSIS_DATA;
+const std::string kExperiment = kData + "/exp";
+
+const Experiment& crafted() {
+  static const Experiment e = load_experiment(kExperiment, {});
+  return e;
+}
+
+const Step& step(const std::string& model, const std::string& profile, std::uint64_t index) {
+  for (const auto& s : crafted().steps) {
+    if (s.info.model == model && s.info.profile == profile && s.info.step == index) return s;
+  }
+  throw std::runtime_error("no such step");
+}
+
+std::string csv_of(const NamedTable& t) {
+  std::ostringstream out;
+  t.table.write_csv(out);
+  return out.str();
+}
+
+const NamedTable& table(const std::vector<NamedTable>& tables, const std::string& name) {
+  for (const auto& t : tables) {
+    if (t.name == name) return t;
+  }
+  throw std::runtime_error("no table " + name);
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string error_of(const std::string& dir) {
+  try {
+    load_experiment(dir, {});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A copy of two steps of the crafted experiment to break.
+class BrokenExperiment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("xtk_analysis_tables_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (const char* s : {"toy-none-00", "toy-consistent-01"}) {
+      fs::copy(fs::path(kExperiment) / s, dir_ / s, fs::copy_options::recursive);
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void edit(const std::string& file, const std::string& from, const std::string& to) {
+    std::string text = slurp(dir_ / file);
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    std::ofstream(dir_ / file) << text;
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST(AnalysisTables, StepsAndLoadSources) {
+  const auto& e = crafted();
+  ASSERT_EQ(e.steps.size(), 16u);
+  // Zero load first within a model, then by profile and requested load.
+  EXPECT_EQ(e.steps[0].info.model, "resnet50");
+  EXPECT_EQ(e.steps[0].info.profile, "none");
+  EXPECT_EQ(e.steps[4].info.model, "toy");
+  EXPECT_EQ(e.steps[4].info.profile, "none");
+  EXPECT_EQ(step("toy", "consistent", 1).load_source, LoadSource::counters);  // with a slow sample
+  EXPECT_EQ(step("toy", "consistent", 3).load_source, LoadSource::trace);
+  EXPECT_EQ(step("toy", "consistent", 4).load_source, LoadSource::flows);
+  EXPECT_EQ(step("toy", "consistent", 6).load_source, LoadSource::requested);
+  EXPECT_EQ(step("toy", "none", 0).load_source, LoadSource::none);
+  for (int k : {1, 2, 3, 4, 5, 7, 9}) {
+    EXPECT_NEAR(step("toy", "consistent", k).measured_load_bps, k * 1e9, 1e-3) << k;
+  }
+  // Flow records without the realtime zero: 1.25 MB flows every 1.25 ms
+  // lasting 1 ms, measured over first start to last end.
+  EXPECT_GT(step("toy", "consistent", 8).measured_load_bps, 8e9);
+  EXPECT_LT(step("toy", "consistent", 8).measured_load_bps, 8.02e9);
+}
+
+TEST(AnalysisTables, IterationStatisticsByHand) {
+  // Rank 0 runs T (1 + 0.02 (i % 5 - 2)), rank 1 is 10 us faster: the job's
+  // times are rank 0's, twice each of 0.96, 0.98, 1, 1.02, 1.04 times T.
+  const auto& s = step("toy", "consistent", 5);
+  EXPECT_EQ(s.iter_us.size(), 10u);
+  EXPECT_NEAR(s.mean_us, 8000, 1e-9);
+  EXPECT_NEAR(s.percentile_us(0.5), 8000, 1e-9);
+  EXPECT_NEAR(s.percentile_us(0.99), 8320, 1e-9);
+  EXPECT_NEAR(s.stdev_us, 8000 * std::sqrt(0.008 / 9), 1e-9);
+  EXPECT_NEAR(s.cv, std::sqrt(0.008 / 9), 1e-12);
+  EXPECT_NEAR(s.bytes_per_rank_iter, 4e6, 1e-9);
+  EXPECT_TRUE(std::isnan(step("resnet50", "none", 0).bytes_per_rank_iter));  // the harness counted no bytes
+
+  TablesOptions warm;
+  warm.step.warmup = 4;  // toy steps have 10 iterations per rank, resnet50 steps 5
+  const auto e = load_experiment(kExperiment, warm);
+  for (const auto& st : e.steps) EXPECT_EQ(st.iter_us.size(), st.info.model == "toy" ? 6u : 1u) << st.info.dir;
+  warm.step.warmup = 5;
+  try {
+    load_experiment(kExperiment, warm);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("no iterations (after dropping 5 warm-up iterations per rank)"),
+              std::string::npos);
+  }
+}
+
+TEST(AnalysisTables, FiguresByHand) {
+  const auto tables = make_tables(crafted(), {});
+  const auto theory = table(tables, "theory").table.to_json();
+  ASSERT_EQ(theory.size(), 2u);
+  // resnet50 from configs/models/params.csv on 4 ranks: D = 1.5 * 25,557,032 * 4;
+  // zero-load time 180 ms, so 153,342,192 * 8 / 0.18 s = 6.815 Gbit/s.
+  EXPECT_EQ(theory[0]["model"], "resnet50");
+  EXPECT_EQ(theory[0]["params_source"], "configs/models/params.csv");
+  EXPECT_DOUBLE_EQ(theory[0]["data_per_iter_bytes"].get<double>(), 153'342'192.0);
+  EXPECT_NEAR(theory[0]["required_gbps"].get<double>(), 153'342'192.0 * 8 / 0.18 / 1e9, 1e-9);
+  // toy: 1e6 params x 4 bytes on 2 ranks, D = 4e6 bytes; 32 Mbit in 8 ms = 4 Gbit/s.
+  EXPECT_DOUBLE_EQ(theory[1]["data_per_iter_bytes"].get<double>(), 4e6);
+  EXPECT_DOUBLE_EQ(theory[1]["measured_bytes_per_iter"].get<double>(), 4e6);
+  EXPECT_NEAR(theory[1]["required_gbps"].get<double>(), 4.0, 1e-9);
+
+  // toy / consistent: flat at 8000 us up to 5 Gbit/s; tangent through
+  // (6, 10000) and (7, 13000) meets it at 16/3; the nearest step is 5, where
+  // 5 Gbit/s are available for 8 ms: 5e6 bytes, 25 % above D.
+  const auto cp = table(tables, "congestion_point").table.to_json();
+  ASSERT_EQ(cp.size(), 3u);
+  EXPECT_EQ(cp[2]["profile"], "consistent");
+  EXPECT_EQ(cp[2]["status"], "ok");
+  EXPECT_EQ(cp[2]["flat_points"], 6);
+  EXPECT_NEAR(cp[2]["intersection_load_gbps"].get<double>(), 16.0 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(cp[2]["step"].get<double>(), 5);
+  EXPECT_NEAR(cp[2]["data_per_iter_bytes"].get<double>(), 5e6, 1e-3);
+  EXPECT_NEAR(cp[2]["diff_pct"].get<double>(), 25.0, 1e-9);
+  EXPECT_EQ(cp[1]["status"], "only the last step is congested: a tangent needs 2 points");  // burst: 3 steps
+
+  // Most congested step 9: 1 Gbit/s available; the job moves 4e6 B per 40 ms = 0.8 Gbit/s.
+  const auto bw = table(tables, "bandwidth").table.to_json();
+  EXPECT_EQ(bw[2]["step"], 9);
+  EXPECT_NEAR(bw[2]["ideal_gbps"].get<double>(), 0.8, 1e-9);
+  EXPECT_NEAR(bw[2]["spare_gbps"].get<double>(), 0.2, 1e-9);
+  EXPECT_EQ(bw[2]["saturated_steps"], 5);
+
+  // Light (30 %) and heavy (80 %) across the two profiles of toy.
+  const auto lh = table(tables, "light_heavy").table.to_json();
+  int toy_rows = 0;
+  for (const auto& row : lh) {
+    if (row["model"] != "toy") continue;
+    ++toy_rows;
+    if (row["level"] == "heavy" && row["profile"] == "burst") {
+      EXPECT_NEAR(row["mean_slowdown"].get<double>(), 30000.0 / 8000, 1e-9);
+    }
+  }
+  EXPECT_EQ(toy_rows, 4);
+
+  // Trace steps: node0 shares the bottleneck and carries the cross traffic;
+  // both send 4e6 B per 8 ms iteration = 4 Gbit/s at step 3.
+  const auto nodes = table(tables, "node_bandwidth").table.to_json();
+  ASSERT_EQ(nodes.size(), 4u);
+  EXPECT_EQ(nodes[0]["node"], "node0");
+  EXPECT_EQ(nodes[0]["shares_bottleneck"], "yes");
+  EXPECT_NEAR(nodes[0]["train_tx_gbps"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(nodes[0]["cross_gbps"].get<double>(), 3.0, 1e-9);
+  EXPECT_EQ(nodes[1]["shares_bottleneck"], "no");
+  EXPECT_NEAR(nodes[1]["cross_gbps"].get<double>(), 0.0, 1e-12);
+
+  const auto& cdf = table(tables, "iteration_cdf");
+  EXPECT_TRUE(cdf.bulky);
+  EXPECT_EQ(cdf.table.rows(), 16u * 102);
+}
+
+TEST(AnalysisTables, GoldenFiles) {
+  const auto tables = make_tables(crafted(), {});
+  ASSERT_EQ(tables.size(), table_names().size());
+  const fs::path golden = fs::path(kData) / "golden";
+  const bool update = std::getenv("XTK_UPDATE_GOLDEN") != nullptr;
+  for (const auto& t : tables) {
+    const auto path = golden / (t.name + ".csv");
+    if (update) {
+      fs::create_directories(golden);
+      std::ofstream(path) << csv_of(t);
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(path)) << path << " is missing: run with XTK_UPDATE_GOLDEN=1";
+    EXPECT_EQ(csv_of(t), slurp(path)) << "table " << t.name << " differs from " << path;
+  }
+}
+
+TEST(AnalysisTables, FixedFitExponentAndThreads) {
+  TablesOptions options;
+  options.fit_n = 2.0;
+  options.threads = 1;
+  const auto e = load_experiment(kExperiment, options);
+  const auto fits = table(make_tables(e, options), "fits").table.to_json();
+  ASSERT_EQ(fits.size(), 3u);  // one per series
+  for (const auto& f : fits) {
+    EXPECT_DOUBLE_EQ(f["n"].get<double>(), 2.0);
+    EXPECT_EQ(f["best"], "yes");
+  }
+  // One thread or many: the same tables.
+  EXPECT_EQ(csv_of(table(make_tables(e, {}), "iteration_time")),
+            csv_of(table(make_tables(crafted(), {}), "iteration_time")));
+}
+
+TEST_F(BrokenExperiment, ErrorsNameTheFile) {
+  EXPECT_EQ(error_of(dir_.string()), "(no error)");
+  edit("toy-consistent-01/iterations.csv", "0,3,", "0,x,");
+  EXPECT_EQ(error_of(dir_.string()),
+            (dir_ / "toy-consistent-01/iterations.csv").string() + ":7: iter 'x' is not a non-negative integer");
+}
+
+TEST_F(BrokenExperiment, MalformedCounters) {
+  std::ofstream(dir_ / "toy-consistent-01/counters.csv")
+      << "# xtk-counters\n# format_version=1\nt_ns,realtime_ns,source,name,value,slow\n-5,1,net:eth0,tx_bytes,0,0\n";
+  EXPECT_EQ(error_of(dir_.string()), (dir_ / "toy-consistent-01/counters.csv").string() +
+                                         ":4: t_ns '-5' is not a non-negative integer of nanoseconds");
+}
+
+TEST_F(BrokenExperiment, ModelStepsMustAgree) {
+  edit("toy-consistent-01/run.json", "\"ranks\": 2", "\"ranks\": 3");
+  EXPECT_EQ(error_of(dir_.string()), (dir_ / "toy-consistent-01/run.json").string() +
+                                         ": ranks 3 of model toy differs from 2 in " +
+                                         (dir_ / "toy-none-00/run.json").string() + ": a model's steps share one job");
+}
+
+TEST_F(BrokenExperiment, DuplicateStepIndex) {
+  fs::copy(dir_ / "toy-consistent-01", dir_ / "toy-consistent-01-again", fs::copy_options::recursive);
+  EXPECT_EQ(error_of(dir_.string()),
+            (dir_ / "toy-consistent-01-again/run.json").string() + ": step 1 of toy / consistent is also " +
+                (dir_ / "toy-consistent-01/run.json").string() + ": each step of a series has its own index");
+}
+
+TEST_F(BrokenExperiment, UnknownModelNeedsParams) {
+  for (const char* s : {"toy-none-00", "toy-consistent-01"}) {
+    edit(std::string(s) + "/run.json", "\"params\": 1000000,", "");
+  }
+  const auto what = error_of(dir_.string());
+  EXPECT_NE(what.find("model 'toy' is not in "), std::string::npos) << what;
+  EXPECT_NE(what.find("run.json gives no \"params\" and \"bytes_per_param\""), std::string::npos) << what;
+}
+
+}  // namespace xtk::analysis

@@ -1,0 +1,46 @@
+// The iterations file as the training emulator writes it, read back by the
+// analysis library's reader (docs/run-directory.md): the two must agree.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/run_files.hpp"
+#include "collective/iterations.hpp"
+
+namespace xtk::collective {
+namespace {
+
+TEST(CollectiveIterations, WrittenFileReadsBackInTheAnalysisReader) {
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("xtk_iters_" + std::to_string(::getpid()) + ".csv")).string();
+  {
+    IterationWriter writer(path, {{"model", "tiny-mlp"}, {"ranks", "2"}});
+    writer.write({0, 0, 1764000000000000000, 1764000000180512000, 180512.0, 63179.25, 8424160});
+    writer.write({1, 0, 1764000000000000100, 1764000000180151000, 180150.9, 63052.9, 8424160});
+    writer.write({0, 1, 1764000000180512000, 1764000000361024000, 180512.0, 0.0, 8424160});
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string content = text.str();
+  EXPECT_EQ(content.rfind("# xtk-iterations\n# format_version=1\n# model=tiny-mlp\n# ranks=2\n"
+                          "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes\n"
+                          "0,0,1764000000000000000,1764000000180512000,180512.000,63179.250,8424160\n",
+                          0),
+            0u)
+      << content;
+  std::vector<analysis::IterationRow> rows;
+  analysis::read_iterations(content, path, 2, [&](const analysis::IterationRow& r) { rows.push_back(r); });
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].rank, 1u);
+  EXPECT_DOUBLE_EQ(rows[1].iter_us, 180150.9);
+  EXPECT_EQ(rows[2].iter, 1u);
+  EXPECT_EQ(rows[2].bytes, 8424160u);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace xtk::collective

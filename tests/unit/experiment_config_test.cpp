@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "experiment/config.hpp"
+#include "experiment/plan.hpp"
+
+namespace xtk {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_experiment_config(text, "e.toml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(ExperimentConfig, DefaultsAndValues) {
+  const auto c = parse_experiment_config(
+      "[experiment]\nname = \"seed-b\"\nlink = \"25G\"\nconfiguration = \"A\"\n"
+      "[training]\nmodels = [\"resnet50\", \"vgg16\"]\nranks = 4\n"
+      "[cross_traffic]\nprofiles = [\"burst\"]\nloads = [0, 0.5, 0.9]\nwarmup = \"2s\"\n",
+      "e.toml");
+  EXPECT_EQ(c.name, "seed-b");
+  EXPECT_EQ(c.out, "runs/seed-b");
+  EXPECT_DOUBLE_EQ(c.link_bps, 25e9);
+  EXPECT_EQ(c.configuration, Configuration::A);
+  EXPECT_EQ(c.training.models.size(), 2u);
+  EXPECT_EQ(c.training.ranks, 4u);
+  EXPECT_EQ(c.cross_traffic.warmup_ns, 2'000'000'000);
+  EXPECT_EQ(c.executor, ExecutorKind::netns);
+}
+
+TEST(ExperimentConfig, ErrorsNameTheLine) {
+  EXPECT_EQ(error_of("[experiment]\nlink = \"fast\"\n"),
+            "e.toml:2: 'link': 'fast' is not a rate: it must start with a number");
+  EXPECT_EQ(error_of("[experiment]\nexecutor = \"k8s\"\n"), "e.toml:2: executor 'k8s': use netns, slurm or hosts");
+  EXPECT_EQ(error_of("[training]\nranks = 1\n"), "e.toml:2: 'ranks' must be at least 2 (an all-reduce needs peers)");
+  EXPECT_EQ(error_of("[training]\nrank = 3\n"), "e.toml:2: [training] has no key 'rank'");
+  EXPECT_EQ(error_of("[cross_traffic]\nloads = [0.5, 3]\n"), "e.toml:2: load 3 is not a share of the link (0 to 1.5)");
+  EXPECT_EQ(error_of("[cross_traffic]\nprofiles = [\"bursty\"]\n"),
+            "e.toml:2: profile 'bursty': use consistent, burst or long-lived");
+  EXPECT_EQ(error_of("[experiments]\n"), "e.toml:1: unknown table or key 'experiments'");
+  EXPECT_NE(error_of("[experiment\n").find("e.toml:1:"), std::string::npos);
+  EXPECT_EQ(error_of("[experiment]\nexecutor = \"hosts\"\n"),
+            "e.toml: executor 'hosts' needs [hosts] file = \"hosts.txt\"");
+}
+
+TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
+  auto c = parse_experiment_config("[training]\nmodel = \"" XTK_TINY_MODEL
+                                   "\"\n[cross_traffic]\nprofiles = [\"consistent\", \"burst\"]\nloads = [0, 0.3, "
+                                   "0.6]\n",
+                                   "e.toml");
+  const auto steps = plan_steps(c, "exp");
+  ASSERT_EQ(steps.size(), 5u);
+  EXPECT_EQ(steps[0].dir, "exp/tiny-mlp/none/step00");
+  EXPECT_EQ(steps[4].dir, "exp/tiny-mlp/burst/step02");
+  EXPECT_DOUBLE_EQ(steps[4].load_share, 0.6);
+  const auto totals = read_model_totals(XTK_TINY_MODEL);
+  EXPECT_EQ(totals.name, "tiny-mlp");
+  EXPECT_DOUBLE_EQ(totals.params, 1579530);
+  EXPECT_DOUBLE_EQ(totals.bytes_per_param, 4);
+}
+
+}  // namespace xtk

@@ -1,0 +1,269 @@
+// xtk-analyze: turns run directories into the tables of a paper (iteration
+// time, congestion point, bandwidth, fits) and predicts the traffic of a
+// training job. One subcommand per job; the work is in lib/analysis.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <iostream>
+#include <set>
+
+#include "analysis/fit.hpp"
+#include "analysis/model_params.hpp"
+#include "analysis/predict.hpp"
+#include "analysis/tables.hpp"
+#include "capture_commands.hpp"
+#include "core/cli.hpp"
+#include "core/units.hpp"
+
+namespace {
+
+namespace an = xtk::analysis;
+
+struct OutputFlags {
+  std::string csv_dir;
+  bool json = false, markdown = false;
+};
+
+void add_output_flags(CLI::App* app, OutputFlags& out) {
+  app->add_option("--csv", out.csv_dir, "also write each table to DIR/<table>.csv");
+  app->add_flag("--json", out.json, "print one JSON document instead of the tables");
+  app->add_flag("--markdown", out.markdown, "print Markdown tables (for papers and READMEs)");
+}
+
+void emit(const std::vector<an::NamedTable>& tables, const OutputFlags& out, bool print_bulky) {
+  if (!out.csv_dir.empty()) {
+    const auto paths = an::write_csv_files(tables, out.csv_dir);
+    std::cerr << fmt::format("xtk-analyze: wrote {} CSV files to {}\n", paths.size(), out.csv_dir);
+  }
+  if (out.json) {
+    std::cout << an::tables_json(tables).dump() << '\n';
+  } else {
+    an::print_tables(tables, std::cout, out.markdown ? an::TextFormat::markdown : an::TextFormat::aligned, print_bulky);
+  }
+}
+
+// A share: "30%" or "0.3".
+double share_flag(const std::string& text, std::string_view flag) {
+  xtk::Load load;
+  try {
+    load = xtk::parse_load(text);
+  } catch (const xtk::UsageError& e) {
+    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+  if (!load.is_fraction) throw xtk::UsageError(fmt::format("{}: '{}' is not a share (30% or 0.3)", flag, text));
+  return load.fraction;
+}
+
+template <typename T>
+T unit_flag(T (*parse)(std::string_view), const std::string& text, std::string_view flag) {
+  try {
+    return parse(text);
+  } catch (const xtk::UsageError& e) {
+    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+// FLOP/s with an SI prefix: 989T, 1.98P, 312e12, 989TFLOPS.
+double flops_flag(const std::string& text, std::string_view flag) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::string_view("0123456789.eE+-").find(text[digits]) != std::string_view::npos) {
+    ++digits;
+  }
+  std::string unit = text.substr(digits);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (std::string_view suffix : {"flop/s", "flops"}) {
+    if (unit.ends_with(suffix)) unit.resize(unit.size() - suffix.size());
+  }
+  static const std::array<std::pair<std::string_view, double>, 6> prefixes{
+      {{"", 1}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"p", 1e15}}};
+  for (const auto& [prefix, scale] : prefixes) {
+    if (unit == prefix) {
+      const double value = unit_flag(xtk::parse_number, text.substr(0, digits), flag);
+      if (!(value > 0)) throw xtk::UsageError(fmt::format("{}: '{}' must be above 0", flag, text));
+      return value * scale;
+    }
+  }
+  throw xtk::UsageError(fmt::format("{}: '{}' is not FLOP/s: use e.g. 989T or 1.98P", flag, text));
+}
+
+double fit_n_flag(const std::string& text) {
+  if (text == "auto") return 0;
+  for (double n : an::kFitExponents) {
+    if (text == fmt::format("{:g}", n) || (n == 0.5 && text == "1/2")) return n;
+  }
+  throw xtk::UsageError(fmt::format("--fit-n: '{}' is not auto, 1, 0.5 or 2", text));
+}
+
+struct TablesFlags {
+  std::string dir;
+  OutputFlags out;
+  std::vector<std::string> only;
+  std::uint64_t warmup = 0;
+  std::string flat_tolerance = "5%", light = "30%", heavy = "80%", fit_n = "auto", models;
+  std::size_t tangent_points = 2;
+};
+
+void run_tables(const TablesFlags& f) {
+  an::TablesOptions options;
+  options.step.warmup = f.warmup;
+  options.congestion.flat_tolerance = share_flag(f.flat_tolerance, "--flat-tolerance");
+  if (f.tangent_points < 2) throw xtk::UsageError("--tangent-points: a tangent needs 2 points or more");
+  options.congestion.tangent_points = f.tangent_points;
+  if (const double n = fit_n_flag(f.fit_n); n > 0) options.fit_n = n;
+  options.light = share_flag(f.light, "--light");
+  options.heavy = share_flag(f.heavy, "--heavy");
+  options.models_file = f.models;
+  const auto names = an::table_names();
+  for (const auto& name : f.only) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw xtk::UsageError(fmt::format("--table: no table '{}' (tables: {})", name, fmt::join(names, ", ")));
+    }
+  }
+  const auto experiment = an::load_experiment(f.dir, options);
+  for (const auto& note : experiment.skipped) std::cerr << "xtk-analyze: note: skipping " << note << '\n';
+  auto tables = an::make_tables(experiment, options);
+  if (!f.only.empty()) {
+    const std::set<std::string> wanted(f.only.begin(), f.only.end());
+    std::erase_if(tables, [&](const an::NamedTable& t) { return wanted.count(t.name) == 0; });
+  }
+  emit(tables, f.out, !f.only.empty());
+}
+
+struct GptFlags {
+  an::GptConfig config;
+  std::string peak, mfu = "0.5", bw, bw_tp, bw_pp, bw_dp;
+  bool no_recompute = false;
+  OutputFlags out;
+};
+
+void run_predict_gpt(GptFlags f) {
+  auto& c = f.config;
+  c.peak_flops = f.peak.empty() ? 0 : flops_flag(f.peak, "--peak");
+  c.utilisation = share_flag(f.mfu, "--mfu");
+  const double all = f.bw.empty() ? 0 : unit_flag(xtk::parse_rate_bps, f.bw, "--bw");
+  c.bw_tp_bps = f.bw_tp.empty() ? all : unit_flag(xtk::parse_rate_bps, f.bw_tp, "--bw-tp");
+  c.bw_pp_bps = f.bw_pp.empty() ? all : unit_flag(xtk::parse_rate_bps, f.bw_pp, "--bw-pp");
+  c.bw_dp_bps = f.bw_dp.empty() ? all : unit_flag(xtk::parse_rate_bps, f.bw_dp, "--bw-dp");
+  c.recompute = !f.no_recompute;
+  emit(an::prediction_tables(an::predict_gpt(c)), f.out, true);
+}
+
+struct DpFlags {
+  std::string model, models, compute_time, bw, bucket;
+  std::uint64_t ranks = 0;
+  double params = 0, bytes_per_param = 0;
+  OutputFlags out;
+};
+
+void run_predict_dp(const DpFlags& f) {
+  an::DpConfig c;
+  c.model = f.model;
+  c.ranks = f.ranks;
+  c.params = f.params;
+  c.bytes_per_param = f.bytes_per_param;
+  if (c.params == 0 || c.bytes_per_param == 0) {
+    const auto table = an::ModelTable::load(an::resolve_model_table(f.models));
+    const auto* row = table.find(f.model);
+    if (row == nullptr) {
+      std::vector<std::string> known;
+      for (const auto& m : table.models()) known.push_back(m.model);
+      throw xtk::UsageError(fmt::format("--model: '{}' is not in {} (models: {}); give --params and --bytes-per-param",
+                                        f.model, table.path(), fmt::join(known, ", ")));
+    }
+    if (c.params == 0) c.params = static_cast<double>(row->params);
+    if (c.bytes_per_param == 0) c.bytes_per_param = row->bytes_per_param;
+  }
+  c.compute_us = f.compute_time.empty()
+                     ? 0
+                     : static_cast<double>(unit_flag(xtk::parse_duration_ns, f.compute_time, "--compute-time")) / 1e3;
+  c.bw_bps = f.bw.empty() ? 0 : unit_flag(xtk::parse_rate_bps, f.bw, "--bw");
+  c.bucket_bytes = f.bucket.empty() ? 0 : static_cast<double>(unit_flag(xtk::parse_bytes, f.bucket, "--bucket"));
+  emit(an::prediction_tables(an::predict_dp(c)), f.out, true);
+}
+
+}  // namespace
+
+// run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
+  CLI::App app{
+      "Analyse xtk experiment directories into tables, and predict the traffic of training jobs.\n"
+      "Layout and formats: docs/run-directory.md; tables and methods: docs/analysis.md.\n\n"
+      "  xtk-analyze tables EXPERIMENT_DIR [--csv DIR] [--json] [--markdown]\n"
+      "  xtk-analyze predict gpt --layers 24 --hidden 2048 --seq 2048 --vocab 51200 --global-batch 512 \\\n"
+      "      --tp 2 --pp 4 --dp 8 --peak 989T --bw-tp 2.4T --bw-pp 200G --bw-dp 200G\n"
+      "  xtk-analyze predict dp --model resnet50 --ranks 4 --compute-time 180ms --bw 25G",
+      "xtk-analyze"};
+  app.set_version_flag("--version", std::string("xtk-analyze ") + XTK_VERSION);
+  app.require_subcommand(1);
+
+  TablesFlags t;
+  auto* tables = app.add_subcommand("tables", "the seed's tables from an experiment directory (one run.json per step)");
+  tables->add_option("experiment", t.dir, "experiment directory: every directory below it holding a run.json is a step")
+      ->required();
+  add_output_flags(tables, t.out);
+  tables
+      ->add_option(
+          "--table", t.only,
+          "only these tables (repeat or comma-separate): " + fmt::format("{}", fmt::join(an::table_names(), ", ")))
+      ->delimiter(',');
+  tables->add_option("--warmup", t.warmup, "iterations dropped from the start of each rank")->capture_default_str();
+  tables
+      ->add_option("--flat-tolerance", t.flat_tolerance,
+                   "congestion point: a step leaves the flat region this far above the flat line")
+      ->capture_default_str();
+  tables->add_option("--tangent-points", t.tangent_points, "congestion point: congested steps the tangent goes through")
+      ->capture_default_str();
+  tables->add_option("--fit-n", t.fit_n, "fit exponent n: auto (best R^2 of 1, 0.5, 2) or one of them")
+      ->capture_default_str();
+  tables->add_option("--light", t.light, "light cross-traffic level (share of the bottleneck)")->capture_default_str();
+  tables->add_option("--heavy", t.heavy, "heavy cross-traffic level")->capture_default_str();
+  tables->add_option("--models", t.models, "model table (default configs/models/params.csv)");
+
+  auto* predict = app.add_subcommand("predict", "traffic, compute and iteration time of a training job");
+  predict->require_subcommand(1);
+
+  GptFlags g;
+  auto* gpt =
+      predict->add_subcommand("gpt", "a GPT with tensor, pipeline and data parallelism (Li et al., APNet 2024)");
+  gpt->add_option("--layers", g.config.layers, "l: transformer layers")->required();
+  gpt->add_option("--hidden", g.config.hidden, "h: hidden size")->required();
+  gpt->add_option("--seq", g.config.seq, "s: sequence length")->required();
+  gpt->add_option("--vocab", g.config.vocab, "V: vocabulary size")->required();
+  gpt->add_option("--global-batch", g.config.global_batch, "B: sequences per iteration")->required();
+  gpt->add_option("--micro-batch", g.config.micro_batch, "b: sequences per micro-batch")->capture_default_str();
+  gpt->add_option("--micro-batches", g.config.micro_batches, "m per iteration (default B / (b d))");
+  gpt->add_option("--tp", g.config.tp, "t: tensor-parallel size")->capture_default_str();
+  gpt->add_option("--pp", g.config.pp, "p: pipeline stages")->capture_default_str();
+  gpt->add_option("--dp", g.config.dp, "d: data-parallel size")->capture_default_str();
+  gpt->add_option("--peak", g.peak, "F: peak FLOP/s per GPU (989T for an H100's dense bf16)");
+  gpt->add_option("--mfu", g.mfu, "mu: share of the peak achieved")->capture_default_str();
+  gpt->add_option("--bw", g.bw, "effective bandwidth of every traffic type (bit/s)");
+  gpt->add_option("--bw-tp", g.bw_tp, "C_TP: tensor-parallel all-reduce bandwidth (e.g. NVLink 2.4T)");
+  gpt->add_option("--bw-pp", g.bw_pp, "C_PP: pipeline send/recv bandwidth (also the embedding sync)");
+  gpt->add_option("--bw-dp", g.bw_dp, "C_DP: data-parallel all-reduce bandwidth");
+  gpt->add_flag("--no-recompute", g.no_recompute, "no activation recomputation (4 TP all-reduces per layer, not 6)");
+  add_output_flags(gpt, g.out);
+
+  DpFlags d;
+  auto* dp = predict->add_subcommand("dp", "a pure data-parallel job (ring all-reduce) of a model in the model table");
+  dp->add_option("--model", d.model, "model name in configs/models/params.csv")->required();
+  dp->add_option("--ranks", d.ranks, "N: data-parallel ranks")->required();
+  dp->add_option("--compute-time", d.compute_time, "forward + backward time per iteration (180ms)");
+  dp->add_option("--bw", d.bw, "effective all-reduce bandwidth per rank (25G)");
+  dp->add_option("--bucket", d.bucket, "gradient bucket size (PyTorch DDP: 25MiB); default one all-reduce");
+  dp->add_option("--params", d.params, "P, instead of the model table's");
+  dp->add_option("--bytes-per-param", d.bytes_per_param, "gradient bytes per parameter, instead of the table's");
+  dp->add_option("--models", d.models, "model table (default configs/models/params.csv)");
+  add_output_flags(dp, d.out);
+
+  const auto run_capture_command = add_capture_commands(app);
+
+  return xtk::run_tool(app, argc, argv, [&] {
+    if (tables->parsed()) run_tables(t);
+    if (gpt->parsed()) run_predict_gpt(g);
+    if (dp->parsed()) run_predict_dp(d);
+    run_capture_command();
+  });
+}
