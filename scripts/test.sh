@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls exactly this):
-# installs dependencies, builds the release and the ASan+UBSan trees, runs the
-# unit and CLI tests in both, checks formatting and clang-tidy, and fuzzes the
-# parsers briefly.
+# installs dependencies, builds the release and the ASan+UBSan trees, runs every
+# test in release (the netns and Slurm integration tests need root) and the unit
+# and CLI tests under the sanitizers, checks formatting and clang-tidy, and
+# fuzzes the parsers briefly (FUZZ_SECONDS each, default 20).
 # Ends with one summary line; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,12 @@ step() {
   fi
 }
 
-ctest_in() { (cd "build/$1" && ctest --output-on-failure --timeout 600); }
+# ctest_in TREE [ctest args]: every test of a build tree, or those selected.
+ctest_in() {
+  local tree=$1
+  shift
+  (cd "build/$tree" && ctest --output-on-failure --timeout 600 "$@")
+}
 
 format_check() {
   local files
@@ -35,12 +41,13 @@ if ((${#failed[@]})); then
   exit 1
 fi
 step "build release" bash scripts/build.sh release
-step "unit and CLI tests (release)" ctest_in release
+step "all tests (release): unit, CLI, netns and Slurm integration" ctest_in release
 step "build asan" bash scripts/build.sh asan
-step "unit and CLI tests (ASan+UBSan)" ctest_in asan
+step "unit and CLI tests (ASan+UBSan)" ctest_in asan -L "unit|cli"
 step "clang-format" format_check
 step "clang-tidy" bash scripts/lint.sh
-step "fuzz parsers (${FUZZ_SECONDS:-30} s each)" bash scripts/fuzz.sh
+export FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+step "fuzz parsers (${FUZZ_SECONDS} s each)" bash scripts/fuzz.sh
 
 if ((${#failed[@]})); then
   echo "xtk tests: FAILED: ${failed[*]}"

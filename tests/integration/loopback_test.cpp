@@ -100,7 +100,7 @@ int connect_loopback(std::uint16_t port) {
 
 // True when the server closes `fd` within 2 s.
 bool closed_by_peer(int fd) {
-  timeval tv{2, 0};
+  timeval tv{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   char byte = 0;
   return recv(fd, &byte, 1, 0) <= 0 && errno != EAGAIN;
@@ -119,7 +119,7 @@ bool push_by_hand(std::uint16_t port, std::uint64_t size, std::uint64_t token = 
   std::vector<char> payload(size);
   ok = ok && send(fd, payload.data(), payload.size(), 0) == static_cast<ssize_t>(size);
   AckBytes ack{};
-  timeval tv{2, 0};
+  timeval tv{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ok = ok && recv(fd, ack.data(), ack.size(), MSG_WAITALL) == static_cast<ssize_t>(ack.size()) && decode_ack(ack) == 77;
   ::close(fd);
@@ -127,7 +127,7 @@ bool push_by_hand(std::uint16_t port, std::uint64_t size, std::uint64_t token = 
 }
 
 void wait_for(const std::function<bool()>& condition) {
-  for (int i = 0; i < 200 && !condition(); ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 500 && !condition(); ++i) std::this_thread::sleep_for(10ms);
 }
 
 }  // namespace
