@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -135,8 +135,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.unknown_tables({"experiment", "training", "cross_traffic", "capture", "slurm", "hosts"});
 
   const auto* e = r.table("experiment");
-  r.known(e, "experiment",
-          {"name", "out", "executor", "configuration", "link", "seed", "repetitions", "step_timeout"});
+  r.known(e, "experiment", {"name", "out", "executor", "configuration", "link", "seed", "repetitions", "step_timeout"});
   r.get(e, "name", c.name);
   r.get(e, "out", c.out);
   std::string executor = "netns", configuration = "B";

@@ -18,9 +18,10 @@ class NetnsExecutor final : public Executor {
  public:
   NetnsExecutor(const ExperimentConfig& config, std::size_t hosts) {
     if (auto reason = Testbed::unavailable_reason()) {
-      throw Error(fmt::format("the netns executor cannot build its testbed: {} (run as root, or use executor = "
-                              "\"slurm\" or \"hosts\")",
-                              *reason));
+      throw Error(
+          fmt::format("the netns executor cannot build its testbed: {} (run as root, or use executor = "
+                      "\"slurm\" or \"hosts\")",
+                      *reason));
     }
     TestbedSpec spec;
     spec.name = fmt::format("run{}", ::getpid() % 100000);
@@ -68,14 +69,16 @@ class SlurmExecutor final : public Executor {
     std::vector<std::string> nodes = config.slurm.nodes;
     if (nodes.empty()) {
       const char* list = std::getenv("SLURM_JOB_NODELIST");
-      if (list == nullptr) throw Error("executor 'slurm' runs inside an allocation (sbatch or salloc): no SLURM_JOB_NODELIST");
+      if (list == nullptr)
+        throw Error("executor 'slurm' runs inside an allocation (sbatch or salloc): no SLURM_JOB_NODELIST");
       std::istringstream names(run_checked({"scontrol", "show", "hostnames", list}));
       for (std::string n; names >> n;) nodes.push_back(n);
     }
     if (nodes.size() < hosts) {
-      throw Error(fmt::format("executor 'slurm': the experiment needs {} nodes ({} ranks and a cross-traffic host), "
-                              "the allocation has {}",
-                              hosts, hosts - 1, nodes.size()));
+      throw Error(
+          fmt::format("executor 'slurm': the experiment needs {} nodes ({} ranks and a cross-traffic host), "
+                      "the allocation has {}",
+                      hosts, hosts - 1, nodes.size()));
     }
     for (std::size_t i = 0; i < hosts; ++i) {
       HostEntry h;
@@ -94,15 +97,16 @@ class SlurmExecutor final : public Executor {
   std::string interface(std::size_t host) const override { return hosts_[host].interface; }
   std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
                                       const std::string& log_path) override {
-    std::vector<std::string> srun{"srun", "--nodes=1", "--ntasks=1", "--nodelist=" + hosts_[host].name, "--overlap",
-                                  "--quiet", "--kill-on-bad-exit=0", "--"};
+    std::vector<std::string> srun{"srun",      "--nodes=1", "--ntasks=1",           "--nodelist=" + hosts_[host].name,
+                                  "--overlap", "--quiet",   "--kill-on-bad-exit=0", "--"};
     srun.insert(srun.end(), argv.begin(), argv.end());
     return std::make_unique<ChildProcess>(srun, log_path);
   }
   nlohmann::json describe() const override {
     auto nodes = nlohmann::json::array();
     for (const auto& h : hosts_) nodes.push_back({{"node", h.name}, {"address", h.address}});
-    return {{"executor", "slurm"}, {"job", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
+    return {{"executor", "slurm"},
+            {"job", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
             {"nodes", nodes}};
   }
 
@@ -127,8 +131,8 @@ class HostsExecutor final : public Executor {
       hosts_.push_back(h);
     }
     if (hosts_.size() < hosts) {
-      throw Error(fmt::format("{}: the experiment needs {} hosts, the file lists {}", config.hosts.file, hosts,
-                              hosts_.size()));
+      throw Error(
+          fmt::format("{}: the experiment needs {} hosts, the file lists {}", config.hosts.file, hosts, hosts_.size()));
     }
     hosts_.resize(hosts);
     for (auto& h : hosts_) offsets_.push_back(measure_offset(h.address));

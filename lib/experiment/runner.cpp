@@ -1,7 +1,7 @@
 #include "experiment/runner.hpp"
 
-#include <sys/file.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -103,8 +103,8 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
     for (const auto& s : steps) {
       ++number;
       const std::string label = fmt::format("[{}/{}] {} {} {:.0f}% of {:.2f} Gbit/s", number, steps.size(),
-                                            fs::path(s.dir).parent_path().parent_path().filename().string(),
-                                            s.profile, s.load_share * 100, config.link_bps / 1e9);
+                                            fs::path(s.dir).parent_path().parent_path().filename().string(), s.profile,
+                                            s.load_share * 100, config.link_bps / 1e9);
       if (!options.fresh && step_status(s.dir) == "ok") {
         out << label << ": kept\n";
         continue;
@@ -128,8 +128,8 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
     }
   }
   if (options.analyze) {
-    const auto tables = run_command({find_tool("xtk-analyze"), "tables", dir, "--csv", dir + "/tables"},
-                                    std::chrono::minutes(5));
+    const auto tables =
+        run_command({find_tool("xtk-analyze"), "tables", dir, "--csv", dir + "/tables"}, std::chrono::minutes(5));
     out << "\n" << tables.output;
     if (!tables.ok()) {
       out << "# xtk-analyze tables failed: the step directories are intact; rerun it by hand\n";

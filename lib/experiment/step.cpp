@@ -84,45 +84,70 @@ class Step {
     const std::int64_t training_start = start_ns_ + (cross_traffic() ? c_.cross_traffic.warmup_ns : 0);
     if (cross_traffic()) {
       write_schedule();
-      start({"server", receiver(),
+      start({"server",
+             receiver(),
              {find_tool("xtk-server"), "--listen", fmt::format("[::]:{}", kCrossTrafficPort), "--quiet"},
-             file("server.log"), nullptr});
+             file("server.log"),
+             nullptr});
       if (!c_.capture.counter_period.empty()) {
         // Only cross traffic leaves the sender (B) or reaches the receiver (A): its NIC counts it alone.
         const std::size_t host = c_.configuration == Configuration::B ? sender() : receiver();
-        start({"counters", host,
+        start({"counters",
+               host,
                {find_tool("xtk-log"), "counters", "-s", "net:" + ex_.interface(host), "--period",
                 c_.capture.counter_period, "-o", file("counters.csv")},
-               file("counters.log"), nullptr});
+               file("counters.log"),
+               nullptr});
       }
       if (c_.capture.summarize) {
         // At h0's NIC, split by port: the cross traffic, and everything else (the training ring).
         const std::string cross = fmt::format("tcp port {}", kCrossTrafficPort);
         for (const auto& [kind, filter] : {std::pair{"cross", cross}, std::pair{"training", "not (" + cross + ")"}}) {
-          start({fmt::format("capture ({})", kind), 0,
-                 {find_tool("xtk-log"), "capture", "-i", ex_.interface(0), "--summarize", "--bin", c_.capture.bin,
-                  "-f", filter, "-o", file(fmt::format("trace_bins_{}.csv", kind))},
-                 file(fmt::format("capture_{}.log", kind)), nullptr});
+          start({fmt::format("capture ({})", kind),
+                 0,
+                 {find_tool("xtk-log"), "capture", "-i", ex_.interface(0), "--summarize", "--bin", c_.capture.bin, "-f",
+                  filter, "-o", file(fmt::format("trace_bins_{}.csv", kind))},
+                 file(fmt::format("capture_{}.log", kind)),
+                 nullptr});
         }
       }
       std::this_thread::sleep_for(300ms);  // the server listens before the client's warm connections
-      start({"cross-traffic client", sender(),
+      start({"cross-traffic client",
+             sender(),
              {find_tool("xtk-client"), file("schedule.csv"), "--map",
               fmt::format("{}={}", ex_.host_label(receiver()), ex_.address(receiver())), "--port",
               std::to_string(kCrossTrafficPort), "-o", file("flows.csv"), "--start-at", instant_text(start_ns_),
               "--json", "--grace", "1s", "--no-progress"},
-             file("client.json"), nullptr});
+             file("client.json"),
+             nullptr});
     }
     const std::uint16_t master_port = static_cast<std::uint16_t>(29500 + plan_.seed % 1000);
     for (std::uint32_t r = 0; r < ranks_; ++r) {
-      std::vector<std::string> argv{find_tool("xtk-collective"), "--backend", c_.training.backend, "--rank",
-                                    std::to_string(r), "--world-size", std::to_string(ranks_), "--master",
-                                    fmt::format("{}:{}", ex_.address(0), master_port), "--timeout",
-                                    seconds_text(c_.training.timeout_ns), "train", "--model", plan_.model, "--iters",
-                                    std::to_string(c_.training.iterations), "--warmup",
-                                    std::to_string(c_.training.warmup), "--compute-scale",
-                                    fmt::format("{}", c_.training.compute_scale), "--compute-mode",
-                                    c_.training.compute_mode, "--start-at", instant_text(training_start), "-o",
+      std::vector<std::string> argv{find_tool("xtk-collective"),
+                                    "--backend",
+                                    c_.training.backend,
+                                    "--rank",
+                                    std::to_string(r),
+                                    "--world-size",
+                                    std::to_string(ranks_),
+                                    "--master",
+                                    fmt::format("{}:{}", ex_.address(0), master_port),
+                                    "--timeout",
+                                    seconds_text(c_.training.timeout_ns),
+                                    "train",
+                                    "--model",
+                                    plan_.model,
+                                    "--iters",
+                                    std::to_string(c_.training.iterations),
+                                    "--warmup",
+                                    std::to_string(c_.training.warmup),
+                                    "--compute-scale",
+                                    fmt::format("{}", c_.training.compute_scale),
+                                    "--compute-mode",
+                                    c_.training.compute_mode,
+                                    "--start-at",
+                                    instant_text(training_start),
+                                    "-o",
                                     file("iterations-{rank}.csv")};
       if (!c_.training.bucket.empty()) argv.insert(argv.end(), {"--bucket", c_.training.bucket});
       start({fmt::format("rank {}", r), r, argv, file(fmt::format("rank-{}.log", r)), nullptr});
@@ -132,17 +157,31 @@ class Step {
   void write_schedule() {
     const std::string host = ex_.host_label(receiver());
     // Long enough for any step: the client is stopped when training ends.
-    std::vector<std::string> argv{find_tool("xtk-gen"), "--profile", plan_.profile, "--cdf", c_.cross_traffic.cdf,
-                                  "--link", fmt::format("{:.0f}", c_.link_bps), "--load",
-                                  fmt::format("{}", plan_.load_share), "--duration", seconds_text(c_.step_timeout_ns),
-                                  "--seed", std::to_string(plan_.seed), "--src", ex_.host_label(sender()), "--dst",
-                                  host, "-o", file("schedule.csv")};
+    std::vector<std::string> argv{find_tool("xtk-gen"),
+                                  "--profile",
+                                  plan_.profile,
+                                  "--cdf",
+                                  c_.cross_traffic.cdf,
+                                  "--link",
+                                  fmt::format("{:.0f}", c_.link_bps),
+                                  "--load",
+                                  fmt::format("{}", plan_.load_share),
+                                  "--duration",
+                                  seconds_text(c_.step_timeout_ns),
+                                  "--seed",
+                                  std::to_string(plan_.seed),
+                                  "--src",
+                                  ex_.host_label(sender()),
+                                  "--dst",
+                                  host,
+                                  "-o",
+                                  file("schedule.csv")};
     if (plan_.profile == "long-lived") {
       argv.insert(argv.end(), {"--flows", std::to_string(c_.cross_traffic.long_lived_flows)});
     }
     if (plan_.profile == "burst") {
-      argv.insert(argv.end(), {"--burst-width", c_.cross_traffic.burst_width, "--burst-height",
-                               c_.cross_traffic.burst_height});
+      argv.insert(argv.end(),
+                  {"--burst-width", c_.cross_traffic.burst_width, "--burst-height", c_.cross_traffic.burst_height});
       if (!c_.cross_traffic.burst_period.empty()) {
         argv.insert(argv.end(), {"--burst-period", c_.cross_traffic.burst_period});
       }
@@ -176,7 +215,8 @@ class Step {
         return outcome;
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        outcome.error = fmt::format("the step did not finish within step_timeout ({})", seconds_text(c_.step_timeout_ns));
+        outcome.error =
+            fmt::format("the step did not finish within step_timeout ({})", seconds_text(c_.step_timeout_ns));
         return outcome;
       }
       std::this_thread::sleep_for(50ms);
@@ -205,9 +245,8 @@ class Step {
     j["params"] = model.params;
     j["bytes_per_param"] = model.bytes_per_param;
     j["ranks"] = ranks_;
-    j["cross_traffic"] = {{"profile", plan_.profile},
-                          {"load_bps", plan_.load_share * c_.link_bps},
-                          {"load_share", plan_.load_share}};
+    j["cross_traffic"] = {
+        {"profile", plan_.profile}, {"load_bps", plan_.load_share * c_.link_bps}, {"load_share", plan_.load_share}};
     if (cross_traffic()) j["cross_traffic"]["start_realtime_ns"] = start_ns_;
     j["link_bps"] = c_.link_bps;
     j["bottleneck"] = {{"host", ex_.host_label(0)}, {"link_bps", c_.link_bps}};
@@ -219,7 +258,8 @@ class Step {
       files["flows"] = "flows.csv";
       if (!c_.capture.counter_period.empty() && fs::exists(file("counters.csv"))) {
         files["counters"] = "counters.csv";
-        j["bottleneck"]["source"] = "net:" + ex_.interface(c_.configuration == Configuration::B ? sender() : receiver());
+        j["bottleneck"]["source"] =
+            "net:" + ex_.interface(c_.configuration == Configuration::B ? sender() : receiver());
         j["bottleneck"]["counter"] = c_.configuration == Configuration::B ? "tx_bytes" : "rx_bytes";
       }
       if (c_.capture.summarize && fs::exists(file("trace_bins_cross.csv")) &&
@@ -231,7 +271,9 @@ class Step {
     // Beyond what analysis reads: enough to rerun the step from its log.
     auto roles = nlohmann::json::array();
     for (const auto& role : roles_) {
-      roles.push_back({{"role", role.name}, {"host", ex_.host_label(role.host)}, {"command", shell_quote(role.argv)},
+      roles.push_back({{"role", role.name},
+                       {"host", ex_.host_label(role.host)},
+                       {"command", shell_quote(role.argv)},
                        {"clock_offset_ns", ex_.clock_offset_ns(role.host)}});
     }
     j["roles"] = roles;

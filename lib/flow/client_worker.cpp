@@ -447,7 +447,7 @@ struct Worker::Impl {
     for (auto& [ptr, c] : connections) {
       // A stream ends at its stop time; the timeout counts from there.
       const std::int64_t from = c->flow && c->flow->plan.stream ? shared.start_mono_ns + c->flow->plan.stop_ns
-                                                                 : (c->flow ? c->flow->start_abs : 0);
+                                                                : (c->flow ? c->flow->start_abs : 0);
       if (c->flow && c->state == Connection::State::busy && now - from > opt.flow_timeout_ns) {
         late.push_back(ptr);
       }

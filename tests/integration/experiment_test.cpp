@@ -105,7 +105,7 @@ TEST_F(Experiment, KilledRankFailsItsStepByName) {
     for (pid_t p; list >> p;) pids.push_back(p);
   }
   ASSERT_FALSE(pids.empty()) << "rank 1 never started in " << ns;
-  std::this_thread::sleep_for(3s);  // past the rendezvous, mid-iterations
+  std::this_thread::sleep_for(3s);        // past the rendezvous, mid-iterations
   for (pid_t p : pids) kill(p, SIGKILL);  // rank 1: the only process in h1, started by our xtk-run
   const auto status = run.wait(90s);
   ASSERT_TRUE(status) << "xtk-run did not end";

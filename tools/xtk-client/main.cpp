@@ -81,8 +81,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("-T,--threads", o.threads, "worker threads (flows are spread round-robin)")->capture_default_str();
   app.add_option("--policy", policy, "pool (persistent connections) or per-flow (a new connection per flow)")
       ->capture_default_str();
-  app.add_option("--pool-limit", o.pool_limit, "connections per destination per thread at most (both policies)")->capture_default_str();
-  app.add_option("--pool-init", o.pool_init, "spare connections per destination per thread: opened before the start for the schedule header's "
+  app.add_option("--pool-limit", o.pool_limit, "connections per destination per thread at most (both policies)")
+      ->capture_default_str();
+  app.add_option("--pool-init", o.pool_init,
+                 "spare connections per destination per thread: opened before the start for the schedule header's "
                  "destinations, and kept open")
       ->capture_default_str();
   app.add_option("--direction", direction, "push (client sends the bytes) or pull (servers send them)")
@@ -94,9 +96,12 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("--sndbuf", o.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
   app.add_option("--rcvbuf", o.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
   app.add_flag("--no-nodelay", no_nodelay, "leave Nagle's algorithm on");
-  app.add_option("--flow-timeout", flow_timeout, "a flow not done this long after its start (a bulk stream: after --duration) ends as timeout")
+  app.add_option("--flow-timeout", flow_timeout,
+                 "a flow not done this long after its start (a bulk stream: after --duration) ends as timeout")
       ->capture_default_str();
-  app.add_option("--retry-for", retry, "keep retrying an unreachable server this long, from each flow's scheduled start")->capture_default_str();
+  app.add_option("--retry-for", retry,
+                 "keep retrying an unreachable server this long, from each flow's scheduled start")
+      ->capture_default_str();
   app.add_option("--grace", grace, "after SIGINT/SIGTERM, let flows in flight finish this long")->capture_default_str();
   app.add_option("-t,--duration", duration, "run length (0 = the whole schedule); needed with --bulk")
       ->capture_default_str();

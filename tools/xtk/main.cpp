@@ -24,9 +24,10 @@ std::string demo_config() {
 
 // run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
-  CLI::App app{"xtk: the cross-traffic toolkit. Tools: xtk-gen, xtk-server, xtk-client, xtk-log, xtk-collective,\n"
-               "xtk-analyze, xtk-run, xtk-testbed (each has --help).",
-               "xtk"};
+  CLI::App app{
+      "xtk: the cross-traffic toolkit. Tools: xtk-gen, xtk-server, xtk-client, xtk-log, xtk-collective,\n"
+      "xtk-analyze, xtk-run, xtk-testbed (each has --help).",
+      "xtk"};
   app.set_version_flag("--version", std::string("xtk ") + XTK_VERSION);
   app.require_subcommand(1);
   xtk::RunOptions options;
