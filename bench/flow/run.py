@@ -7,7 +7,7 @@
      achieved at the receiver's interface against the schedule's offered load
   3. 1 KB flows as fast as possible on loopback: flows/s against a minimal epoll
      client/server (persistent connections and a connection per flow)
-  4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest
+  4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest (xtk-log counters)
 
 Needs root (network namespaces), iperf3 and iperf (2), a Release build. Nothing else may
 run on this machine meanwhile: with 2 cores, a benchmark beside a build is void.
@@ -231,9 +231,57 @@ def part_small(seconds, tmp):
     return rows
 
 
+# ---------------------------------------------------------------- part 4: burst fidelity
+
+def part_burst(seconds, tmp):
+    """Receiver bytes per 1 ms bin (h1's rx_bytes sampled every 1 ms by xtk-log counters), aligned
+    to the schedule's time zero: burst windows vs the rest, against the mean."""
+    print("\n== 4. burst fidelity at the receiver: bytes per 1 ms bin in burst windows vs the rest")
+    print(f"# {'link':>5} {'load':>4} {'burst_vs_mean':>13} {'rest_vs_mean':>12} {'schedule_burst':>14} "
+          f"{'schedule_rest':>13} {'bins':>6}")
+    rows = []
+    link, load = "1G", 0.3  # bursts at 3x 30 % = 0.9 Gbit/s still fit the 1 Gbit/s port
+    testbed_up(f"port:h1={link}")
+    try:
+        path = os.path.join(tmp, "burst-fidelity.csv")
+        report = schedule(path, "web-search", "burst", link, load, seconds)
+        counters = os.path.join(tmp, "rx-counters.csv")
+        sampler = start(in_ns(H1, [os.path.join(BUILD, "tools", "xtk-log", "xtk-log"), "counters", "-s",
+                                   "net:eth0=rx_bytes", "--period", "1ms", "-o", counters]))
+        time.sleep(0.5)
+        result, _ = replay(path, seconds, tmp)
+        stop(sampler)
+        zero = result["start_realtime_ns"]
+        samples = []
+        with open(counters) as f:
+            for line in f:
+                if line.startswith("#") or line.startswith("t_ns"):
+                    continue
+                t_ns, real_ns, source, name, value, slow = line.strip().split(",")
+                samples.append((int(real_ns) - zero, int(value)))
+        # Bytes per 1 ms bin from consecutive samples (each sample's delta goes to its bin).
+        bins = {}
+        for (t0, v0), (t1, v1) in zip(samples, samples[1:]):
+            if 0 <= t1 < seconds * 1e9:
+                bins[t1 // 1_000_000] = bins.get(t1 // 1_000_000, 0) + (v1 - v0)
+        width, period = 1, 10  # ms, the defaults
+        burst = [b for k, b in bins.items() if k % period < width]
+        rest = [b for k, b in bins.items() if k % period >= width]
+        mean = sum(bins.values()) / max(1, len(bins))
+        burst_ratio = (sum(burst) / max(1, len(burst))) / mean
+        rest_ratio = (sum(rest) / max(1, len(rest))) / mean
+        b = report["burst"]
+        rows.append((burst_ratio, rest_ratio))
+        print(f"  {link:>5} {load:4.1f} {burst_ratio:13.3f} {rest_ratio:12.3f} {b['burst_vs_mean']:14.3f} "
+              f"{b['rest_vs_mean']:13.3f} {len(bins):6}", flush=True)
+    finally:
+        testbed_down()
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="1,2,3", help="which parts to run (1-3)")
+    parser.add_argument("--parts", default="1,2,3,4", help="which parts to run (1-4)")
     parser.add_argument("--seconds", type=float, default=10, help="length of each measurement")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -254,6 +302,8 @@ def main():
             part_lateness(args.seconds, tmp)
         if 3 in parts:
             part_small(args.seconds, tmp)
+        if 4 in parts:
+            part_burst(args.seconds, tmp)
     finally:
         for p in started:
             stop(p)
