@@ -63,10 +63,12 @@ def in_ns(ns, argv):
     return ["ip", "netns", "exec", ns] + argv if ns else argv
 
 
-def testbed_up(shape=None):
+def testbed_up(shape=None, net_cpus=None):
     argv = [TOOLS["xtk-testbed"], "up", TESTBED, "--hosts", "2"]
     if shape:
         argv += ["--shape", shape]
+    if net_cpus:
+        argv += ["--net-cpus", net_cpus]
     run(argv)
 
 

@@ -33,6 +33,7 @@ nlohmann::json ClientOptions::to_json() const {
           {"policy", policy == ConnectionPolicy::pool ? "pool" : "per-flow"},
           {"pool_limit", pool_limit},
           {"pool_init", pool_init},
+          {"pool_ahead_ns", pool_ahead_ns},
           {"direction", direction == Direction::push ? "push" : "pull"},
           {"spin_ns", spin_ns},
           {"realtime", realtime},
@@ -305,6 +306,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   drain();
   if (tty) std::cerr << '\n';
   result.summary.set_elapsed_ns(monotonic_ns() - shared.start_mono_ns);
+  result.summary.set_connection_waits(shared.connection_waits.load());
   writer.close();
   result.records = writer.written();
   for (auto& w : workers) {

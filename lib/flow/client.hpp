@@ -30,6 +30,9 @@ struct ClientOptions {
   ConnectionPolicy policy = ConnectionPolicy::pool;
   std::size_t pool_limit = 64;  // connections per destination per worker
   std::size_t pool_init = 2;    // opened per destination per worker before the start
+  // Pool: a connection is opened ahead for every flow due within this time, so
+  // a burst finds them ready instead of waiting for handshakes.
+  std::int64_t pool_ahead_ns = 10'000'000;
   Direction direction = Direction::push;
   std::int64_t spin_ns = 100'000;  // wake this long before a start and spin to it
   bool realtime = false;           // SCHED_FIFO for the workers when permitted

@@ -30,6 +30,9 @@ constexpr std::int64_t kMinBackoffNs = 10'000'000, kMaxBackoffNs = 1'000'000'000
 // about what one more chunk of copying takes.
 constexpr std::int64_t kYieldNs = 30'000;
 constexpr std::int64_t kBatchNs = 50'000;
+// About what opening one connection costs the worker (socket, options, SYN):
+// connections are opened ahead only while the next start is further away.
+constexpr std::int64_t kOpenCostNs = 50'000;
 
 const std::vector<char>& zeros() {
   static const std::vector<char> buffer(kChunk, 0);
@@ -60,6 +63,8 @@ struct Connection {
 struct DestinationState {
   std::vector<Connection*> idle;
   std::size_t open = 0, connecting = 0;
+  std::size_t upcoming = 0;         // flows due within --pool-ahead, not started yet
+  bool short_listed = false;        // in Impl::short_of
   std::deque<PlannedFlow> pending;  // due, waiting for a connection
   std::int64_t next_connect_abs = 0, backoff_ns = 0, failing_since = 0;
   std::string last_error;
@@ -69,11 +74,17 @@ std::string errno_text(int error) { return std::strerror(error); }
 
 }  // namespace
 
-void Shared::publish(std::vector<FlowRecord>& batch) {
-  if (batch.empty()) return;
-  std::lock_guard<std::mutex> lock(records_mutex);
+bool Shared::publish(std::vector<FlowRecord>& batch, bool wait) {
+  if (batch.empty()) return true;
+  std::unique_lock<std::mutex> lock(records_mutex, std::defer_lock);
+  if (wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return false;
+  }
   for (auto& r : batch) records.push_back(std::move(r));
   batch.clear();
+  return true;
 }
 
 struct Worker::Impl {
@@ -86,6 +97,9 @@ struct Worker::Impl {
   std::vector<FlowRecord> batch;
   std::vector<std::string> warnings;
   std::size_t warm_left = 0, active = 0, pending = 0, streams = 0;
+  std::uint64_t connection_waits = 0;
+  std::size_t ahead = 0;                // ring entries from the front counted into `upcoming`
+  std::vector<std::uint32_t> short_of;  // destinations that may need connections opened ahead
   std::int64_t last_publish = 0;
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), epoll(epoll_create1(EPOLL_CLOEXEC)) {
@@ -204,15 +218,57 @@ struct Worker::Impl {
     top_up(dst, now);
   }
 
-  // Keeps --pool-init spare connections per destination open or opening, so
-  // the next flow finds one ready instead of waiting for a handshake.
-  void top_up(std::uint32_t dst, std::int64_t now) {
+  // Pool: keeps a connection open or opening for every flow of `dst` due
+  // within --pool-ahead plus --pool-init spares, so a flow finds one ready
+  // instead of waiting for a handshake. Returns false when time ran out
+  // (the next start is too close to open another one now).
+  bool top_up(std::uint32_t dst, std::int64_t now) {
     DestinationState& ds = dst_state(dst);
-    if (opt.policy != ConnectionPolicy::pool || now < ds.next_connect_abs) return;
-    while (ds.idle.size() + ds.connecting < opt.pool_init && ds.open < opt.pool_limit) {
+    if (opt.policy != ConnectionPolicy::pool || now < ds.next_connect_abs) return true;
+    while (ds.idle.size() + ds.connecting < opt.pool_init + ds.upcoming && ds.open < opt.pool_limit) {
+      if (now + kOpenCostNs + opt.spin_ns >= next_due()) return false;
       open_connection(dst, now, nullptr, false);
-      if (ds.next_connect_abs > now) return;
+      if (ds.next_connect_abs > now) return true;
+      now = monotonic_ns();
     }
+    return true;
+  }
+
+  void short_list(std::uint32_t dst) {
+    DestinationState& ds = dst_state(dst);
+    if (ds.short_listed || opt.policy != ConnectionPolicy::pool) return;
+    ds.short_listed = true;
+    short_of.push_back(dst);
+  }
+
+  // Counts the flows due within --pool-ahead into their destination's
+  // `upcoming` and opens the connections they need while there is time.
+  void open_ahead(std::int64_t now) {
+    if (opt.policy != ConnectionPolicy::pool) return;
+    const std::int64_t horizon = relative(now) + opt.pool_ahead_ns;
+    while (const PlannedFlow* plan = self.ring_.peek(ahead)) {
+      if (plan->sched_ns > horizon) break;
+      ++ahead;
+      if (plan->stream) continue;
+      ++dst_state(plan->dst).upcoming;
+      short_list(plan->dst);
+    }
+    while (!short_of.empty()) {
+      const std::uint32_t dst = short_of.back();
+      if (!top_up(dst, monotonic_ns())) return;
+      dst_state(dst).short_listed = false;
+      short_of.pop_back();
+    }
+  }
+
+  // Takes the front flow off the ring, uncounting it from `upcoming`.
+  void pop_front() {
+    const PlannedFlow& plan = *self.ring_.front();
+    if (ahead > 0) {
+      --ahead;
+      if (!plan.stream) --dst_state(plan.dst).upcoming;
+    }
+    self.ring_.pop();
   }
 
   // No connection can take a new flow to `dst` now: the pool is busy and full.
@@ -427,7 +483,7 @@ struct Worker::Impl {
       auto flow = std::make_unique<ActiveFlow>();
       flow->plan = plan;
       launch(*c, std::move(flow), now);
-      top_up(plan.dst, monotonic_ns());
+      short_list(plan.dst);  // replaced in the loop, when the next start leaves time
       return;
     }
     if (plan.stream) {
@@ -439,6 +495,7 @@ struct Worker::Impl {
     }
     ds.pending.push_back(plan);
     ++pending;
+    if (opt.policy == ConnectionPolicy::pool) ++connection_waits;
     feed_connections(plan.dst, now);
   }
 
@@ -480,7 +537,7 @@ struct Worker::Impl {
   void cancel_all(bool in_flight) {
     while (const PlannedFlow* plan = self.ring_.front()) {
       record(*plan, 0, 0, FlowStatus::cancelled, "interrupted before start", plan->size_bytes);
-      self.ring_.pop();
+      pop_front();
     }
     for (auto& ds : dsts) {
       for (const auto& plan : ds.pending) {
@@ -565,12 +622,15 @@ struct Worker::Impl {
         while (const PlannedFlow* plan = self.ring_.front()) {
           if (shared.start_mono_ns + plan->sched_ns > now) break;
           begin(*plan, now);
-          self.ring_.pop();
+          pop_front();
           now = monotonic_ns();
         }
+        open_ahead(now);
+        now = monotonic_ns();
       }
-      if (now - last_publish >= kPublishNs || batch.size() >= 1024) {
-        shared.publish(batch);
+      // Never waits for the writer: a SCHED_FIFO worker blocked on a lock held
+      // by a preempted normal thread would start its next flows late.
+      if ((now - last_publish >= kPublishNs || batch.size() >= 1024) && shared.publish(batch, false)) {
         last_publish = now;
       }
       const bool fed = shared.feeding_done.load(std::memory_order_acquire);
@@ -621,7 +681,8 @@ struct Worker::Impl {
         next_sweep = now + kSweepNs;
       }
     }
-    shared.publish(batch);
+    shared.publish(batch, true);
+    shared.connection_waits += connection_waits;
   }
 };
 

@@ -43,12 +43,14 @@ struct Shared {
   std::vector<Destination> destinations;
   std::int64_t start_mono_ns = 0;  // the schedule's time zero on CLOCK_MONOTONIC
   std::atomic<bool> feeding_done{false};
-  std::atomic<bool> stopping{false};              // interrupted: start nothing new
-  std::atomic<std::int64_t> stop_deadline_ns{0};  // then cancel what is still in flight
+  std::atomic<bool> stopping{false};               // interrupted: start nothing new
+  std::atomic<std::int64_t> stop_deadline_ns{0};   // then cancel what is still in flight
+  std::atomic<std::uint64_t> connection_waits{0};  // pool: flows that found no idle connection
   std::mutex records_mutex;
   std::vector<FlowRecord> records;  // finished, not yet written
   explicit Shared(const ClientOptions& o) : options(o) { destinations.reserve(kMaxDestinations); }
-  void publish(std::vector<FlowRecord>& batch);
+  // Moves `batch` to `records`; without `wait`, only if the lock is free (false if not).
+  bool publish(std::vector<FlowRecord>& batch, bool wait);
 };
 
 class Worker {

@@ -29,6 +29,15 @@ class SpscRing {
     return &slots_[head];
   }
 
+  // The k-th oldest element (0 = front), or nullptr when there are not that
+  // many. Consumer side only; valid until that element is popped.
+  const T* peek(std::size_t k) const {
+    const std::size_t head = head_.load(std::memory_order_relaxed);
+    const std::size_t tail = tail_.load(std::memory_order_acquire);
+    const std::size_t size = (tail + slots_.size() - head) % slots_.size();
+    return k < size ? &slots_[(head + k) % slots_.size()] : nullptr;
+  }
+
   void pop() { head_.store((head_.load(std::memory_order_relaxed) + 1) % slots_.size(), std::memory_order_release); }
 
  private:

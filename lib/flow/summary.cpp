@@ -71,6 +71,7 @@ void ClientSummary::print(std::ostream& out) const {
   line("drift (p50 late-early)", fmt::format("{:+.1f} us (first 10 %: {:.1f} us, last 10 %: {:.1f} us)",
                                              (late_.quantile(0.5) - early_.quantile(0.5)) / 1e3,
                                              early_.quantile(0.5) / 1e3, late_.quantile(0.5) / 1e3));
+  line("waited for connection", fmt::format("{} flows", connection_waits_));
   if (errors_ > 0) line("errors", fmt::format("{} (first: {})", errors_, first_error_));
   out << "\n";
   Table fct({{"size_bin", 0},
@@ -102,6 +103,7 @@ nlohmann::json ClientSummary::to_json() const {
   j["offered_bps"] = offered_bps();
   j["goodput_bps"] = goodput_bps();
   j["elapsed_ns"] = elapsed_ns_;
+  j["connection_waits"] = connection_waits_;
   j["lateness_us"] = {{"p50", lateness_ns_.quantile(0.5) / 1e3},
                       {"p99", lateness_ns_.quantile(0.99) / 1e3},
                       {"max", lateness_ns_.quantile(1) / 1e3}};

@@ -27,6 +27,8 @@ class ClientSummary {
   void add(const FlowRecord& record);
   // Wall time from the run start to the last flow's end.
   void set_elapsed_ns(std::int64_t ns) { elapsed_ns_ = ns; }
+  // Pool: flows that found no idle connection at their start and waited for one.
+  void set_connection_waits(std::uint64_t flows) { connection_waits_ = flows; }
 
   std::uint64_t flows() const { return flows_; }
   std::uint64_t flows_with(FlowStatus status) const { return by_status_[static_cast<std::size_t>(status)]; }
@@ -55,6 +57,7 @@ class ClientSummary {
   std::uint64_t flows_ = 0, bytes_started_ = 0, bytes_ok_ = 0;
   std::array<std::uint64_t, 4> by_status_{};
   std::int64_t elapsed_ns_ = 0;
+  std::uint64_t connection_waits_ = 0;
   LogHistogram fct_ns_, lateness_ns_, early_, late_;
   std::array<Bin, 4> bins_;
   std::string first_error_;

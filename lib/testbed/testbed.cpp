@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -39,7 +40,38 @@ std::string bucket_bytes(double bps) {
   return fmt::format("{}b", static_cast<std::uint64_t>(bytes));
 }
 
+// Steers the receive processing of `dev` in `ns` to `cpus` (RPS).
+void steer(const std::string& ns, const std::string& dev, const std::vector<int>& cpus) {
+  std::uint64_t mask = 0;
+  for (int cpu : cpus) mask |= std::uint64_t{1} << cpu;
+  run_checked({"ip", "netns", "exec", ns, "sh", "-c",
+               fmt::format("echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus", mask, dev)});
+}
+
 }  // namespace
+
+std::vector<int> parse_cpu_list(const std::string& text, const std::string& flag) {
+  const long online = std::min(sysconf(_SC_NPROCESSORS_ONLN), 64L);
+  const auto number = [&](const std::string& digits) {
+    if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
+      throw UsageError(fmt::format("{} '{}': expected CPUs like 0,2-3", flag, text));
+    }
+    return std::stoi(digits);
+  };
+  std::vector<int> cpus;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto dash = item.find('-');
+    const int first = number(item.substr(0, dash));
+    const int last = dash == std::string::npos ? first : number(item.substr(dash + 1));
+    if (last < first || last >= online) {
+      throw UsageError(fmt::format("{} '{}': CPUs go from 0 to {} here", flag, text, online - 1));
+    }
+    for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
+  }
+  if (cpus.empty()) throw UsageError(fmt::format("{}: no CPU given", flag));
+  return cpus;
+}
 
 Shaping parse_shaping(const std::string& text) {
   Shaping s;
@@ -156,6 +188,10 @@ void Testbed::build() {
     if (!spec_.offloads) {
       run_checked({"ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tso", "off", "gso", "off", "gro", "off"});
       run_checked({"ip", "netns", "exec", sw, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});
+    }
+    if (!spec_.net_cpus.empty()) {
+      steer(ns, "eth0", spec_.net_cpus);
+      steer(sw, port, spec_.net_cpus);
     }
   }
   for (const auto& s : spec_.shaping) {

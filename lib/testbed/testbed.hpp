@@ -34,7 +34,14 @@ struct TestbedSpec {
   std::vector<Shaping> shaping;
   bool offloads = true;  // false: ethtool -K tso/gso/gro off on every interface (MTU-size frames)
   std::uint32_t mtu = 1500;
+  // Receive packet steering on every interface: the packet processing of the
+  // whole testbed (switch, shapers, receivers) runs on these CPUs, as IRQ
+  // affinity keeps it off a real host's timing cores. Empty: where it falls.
+  std::vector<int> net_cpus;
 };
+
+// "0,2-3" -> {0, 2, 3}; each CPU must be online. Throws UsageError naming `flag`.
+std::vector<int> parse_cpu_list(const std::string& text, const std::string& flag);
 
 class Testbed {
  public:

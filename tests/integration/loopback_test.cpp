@@ -170,6 +170,29 @@ TEST(Loopback, PerFlowPolicyOpensAConnectionPerFlow) {
   EXPECT_EQ(server.counters().accepted, flows);
 }
 
+// A burst: 8 flows due at the same microsecond. With --pool-ahead the pool
+// holds a connection for each before they are due, so none waits for a
+// handshake; without it (and no spares) every one of them does.
+TEST(Loopback, PoolAheadHasAConnectionReadyForEveryFlowOfABurst) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  {
+    std::ofstream out(dir.file("burst.csv"));
+    out << "# xtk-schedule\n# format_version=1\n# duration_ns=300000000\nflow_id,start_ns,src,dst,size_bytes\n";
+    for (int i = 0; i < 8; ++i) out << i << ",200000000,h0,127.0.0.1,20000\n";
+  }
+  for (const std::int64_t ahead_ns : {std::int64_t{100'000'000}, std::int64_t{0}}) {
+    auto o = client_for(server, dir.file("burst.csv"), dir.file("r.csv"));
+    o.pool_init = 0;
+    o.pool_ahead_ns = ahead_ns;
+    std::atomic<bool> interrupt{false};
+    const auto result = run_client(o, interrupt);
+    EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), 8u);
+    EXPECT_EQ(result.summary.to_json()["connection_waits"], ahead_ns > 0 ? 0 : 8) << "pool_ahead_ns " << ahead_ns;
+  }
+}
+
 TEST(Loopback, ServerGoneMidRunEveryFlowStillHasARecord) {
   TempDir dir;
   auto server = std::make_unique<Server>(loopback_server());

@@ -190,5 +190,27 @@ TEST(Testbed, TearDownLeavesNoNamespaces) {
   EXPECT_EQ(parse_shaping("nic:h2=10G/tbf").qdisc, Shaping::Qdisc::tbf);
 }
 
+// --net-cpus: every interface of the testbed steers its receive processing
+// (RPS) to the CPUs given.
+TEST(Testbed, NetCpusSteersEveryInterface) {
+  if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+  TestbedSpec spec;
+  spec.name = "rps" + std::to_string(::getpid() % 100000);
+  spec.net_cpus = parse_cpu_list("0", "--net-cpus");
+  Testbed testbed(spec);
+  const auto mask = [](const std::string& ns, const std::string& dev) {
+    const auto out = run_checked({"ip", "netns", "exec", ns, "cat", "/sys/class/net/" + dev + "/queues/rx-0/rps_cpus"});
+    return std::stoul(out, nullptr, 16);
+  };
+  EXPECT_EQ(mask(testbed.host_ns(0), "eth0"), 1u);
+  EXPECT_EQ(mask(testbed.host_ns(1), "eth0"), 1u);
+  EXPECT_EQ(mask(testbed.switch_ns(), "p0"), 1u);
+  EXPECT_EQ(mask(testbed.switch_ns(), "p1"), 1u);
+  EXPECT_THROW(parse_cpu_list("0,x", "--net-cpus"), UsageError);
+  EXPECT_THROW(parse_cpu_list("4096", "--net-cpus"), UsageError);
+  EXPECT_THROW(parse_cpu_list("1-0", "--net-cpus"), UsageError);
+  EXPECT_EQ(parse_cpu_list("0-0,0", "--net-cpus").size(), 2u);
+}
+
 }  // namespace
 }  // namespace xtk

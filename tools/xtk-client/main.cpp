@@ -70,7 +70,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.set_version_flag("--version", std::string("xtk-client ") + XTK_VERSION);
   xtk::ClientOptions o;
   std::vector<std::string> map, cpus;
-  std::string policy = "pool", direction = "push", spin = "100us", flow_timeout = "60s", retry = "5s", grace = "2s";
+  std::string policy = "pool", direction = "push", spin = "100us", pool_ahead = "10ms", flow_timeout = "60s",
+              retry = "5s", grace = "2s";
   std::string duration = "0", start_at, token, link, bulk_rate = "0";
   bool json = false, no_nodelay = false, no_progress = false;
   app.add_option("schedule", o.schedule, "schedule file from xtk-gen ('-' = stdin)");
@@ -86,6 +87,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("--pool-init", o.pool_init,
                  "spare connections per destination per thread: opened before the start for the schedule header's "
                  "destinations, and kept open")
+      ->capture_default_str();
+  app.add_option("--pool-ahead", pool_ahead,
+                 "pool: open a connection ahead for every flow due within this time (0 = only --pool-init spares)")
       ->capture_default_str();
   app.add_option("--direction", direction, "push (client sends the bytes) or pull (servers send them)")
       ->capture_default_str();
@@ -132,6 +136,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       throw xtk::UsageError(fmt::format("--direction: '{}' is neither push nor pull", direction));
     }
     o.spin_ns = duration_flag(spin, "--spin");
+    o.pool_ahead_ns = duration_flag(pool_ahead, "--pool-ahead");
     o.flow_timeout_ns = duration_flag(flow_timeout, "--flow-timeout");
     o.retry_ns = duration_flag(retry, "--retry-for");
     o.grace_ns = duration_flag(grace, "--grace");

@@ -36,12 +36,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.require_subcommand(1);
   xtk::TestbedSpec spec;
   std::vector<std::string> shapes;
+  std::string net_cpus;
   bool no_offloads = false, json = false;
   auto* up = app.add_subcommand("up", "build testbed NAME (an existing one of that name is rebuilt)");
   up->add_option("name", spec.name, "testbed name, [a-z0-9-], at most 20 characters")->required();
   up->add_option("--hosts", spec.hosts, "number of hosts")->capture_default_str();
   up->add_option("--shape", shapes, "port:hK=RATE or nic:hK=RATE, optional /htb (default) or /tbf; repeatable");
   up->add_option("--mtu", spec.mtu, "MTU of every link")->capture_default_str();
+  up->add_option("--net-cpus", net_cpus,
+                 "run the testbed's packet processing on these CPUs (RPS on every interface), e.g. 0: keeps it "
+                 "off the cores that time flows, as IRQ affinity does on real hosts");
   up->add_flag("--no-offloads", no_offloads, "turn TSO/GSO/GRO off (MTU-size frames on the wire)");
   up->add_flag("--json", json, "print the hosts as JSON");
 
@@ -60,6 +64,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     if (up->parsed()) {
       for (const auto& s : shapes) spec.shaping.push_back(xtk::parse_shaping(s));
       spec.offloads = !no_offloads;
+      if (!net_cpus.empty()) spec.net_cpus = xtk::parse_cpu_list(net_cpus, "--net-cpus");
       if (auto reason = xtk::Testbed::unavailable_reason()) throw xtk::Error(*reason);
       xtk::Testbed testbed(spec);
       testbed.keep();
