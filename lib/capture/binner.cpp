@@ -1,6 +1,7 @@
 #include "capture/binner.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace xtk::capture {
 
@@ -10,8 +11,10 @@ Binner::Binner(std::int64_t bin_ns, std::int64_t reorder_ns, std::function<void(
 void Binner::emit_front() {
   auto& entries = bins_.front();
   // Series order makes the output deterministic; a series that came back to
-  // an older bin out of order has two entries there, merged here.
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.series < b.series; });
+  // an older bin out of order has two entries there, merged here. Series
+  // that come round in a fixed order often leave a bin sorted already.
+  const auto by_series = [](const Entry& a, const Entry& b) { return a.series < b.series; };
+  if (!std::is_sorted(entries.begin(), entries.end(), by_series)) std::sort(entries.begin(), entries.end(), by_series);
   BinRow row;
   row.bin_start_ns = front_ * bin_ns_;
   for (std::size_t i = 0; i < entries.size();) {
@@ -25,29 +28,29 @@ void Binner::emit_front() {
     sink_(row);
   }
   if (!entries.empty()) last_emitted_ = front_;
+  // Its capacity serves the next bin that opens: no regrowth bin after bin.
+  entries.clear();
+  spare_ = std::move(entries);
   bins_.pop_front();
   ++front_;
 }
 
 void Binner::open_bins_through(std::int64_t bin) {
-  const std::int64_t newest = front_ + static_cast<std::int64_t>(bins_.size()) - 1;
-  if (bin - newest > reorder_bins_) {
+  if (bin - newest() > reorder_bins_) {
     // A gap longer than the window: everything open is final, and the empty
     // bins in between need no memory.
     while (!bins_.empty()) emit_front();
     front_ = bin;
   }
-  while (front_ + static_cast<std::int64_t>(bins_.size()) <= bin) bins_.emplace_back();
+  while (front_ + static_cast<std::int64_t>(bins_.size()) <= bin) bins_.push_back(std::exchange(spare_, {}));
   while (front_ < bin - reorder_bins_) emit_front();
 }
 
-void Binner::add(std::uint32_t series, std::int64_t ts_ns, std::uint64_t bytes) {
-  std::int64_t bin = floor_div(ts_ns, bin_ns_);
+std::int64_t Binner::place(std::int64_t bin) {
   if (bins_.empty() && bin > last_emitted_) front_ = bin;
   if (bin < front_) {
     // A bin before the open ones can still open if no later row has left.
-    const std::int64_t newest = front_ + static_cast<std::int64_t>(bins_.size()) - 1;
-    if (bin > last_emitted_ && newest - bin <= reorder_bins_) {
+    if (bin > last_emitted_ && newest() - bin <= reorder_bins_) {
       for (; front_ > bin; --front_) bins_.emplace_front();
     } else {
       ++late_;
@@ -55,6 +58,13 @@ void Binner::add(std::uint32_t series, std::int64_t ts_ns, std::uint64_t bytes) 
     }
   }
   open_bins_through(bin);
+  return bin;
+}
+
+void Binner::add(std::uint32_t series, std::int64_t ts_ns, std::uint64_t bytes) {
+  std::int64_t bin = floor_div(ts_ns, bin_ns_);
+  // Most packets fall in the newest open bin, where the open bins stay as they are.
+  if (bins_.empty() || bin != newest()) bin = place(bin);
   if (series >= latest_.size()) latest_.resize(series + 1);
   Latest& latest = latest_[series];
   auto& entries = bins_[static_cast<std::size_t>(bin - front_)];

@@ -42,6 +42,9 @@ class Binner {
     std::int64_t bin = INT64_MIN;
     std::uint32_t slot = 0;
   };
+  std::int64_t newest() const { return front_ + static_cast<std::int64_t>(bins_.size()) - 1; }
+  // Moves the open bins for a packet of `bin`; returns the bin it counts in.
+  std::int64_t place(std::int64_t bin);
   void emit_front();
   void open_bins_through(std::int64_t bin);
 
@@ -49,6 +52,7 @@ class Binner {
   std::int64_t reorder_bins_;
   std::function<void(const BinRow&)> sink_;
   std::deque<std::vector<Entry>> bins_;  // bins_[i] is bin front_ + i
+  std::vector<Entry> spare_;             // the last emitted bin's storage, empty
   std::int64_t front_ = 0;
   std::int64_t last_emitted_ = INT64_MIN;  // the newest bin whose rows have left
   std::vector<Latest> latest_;

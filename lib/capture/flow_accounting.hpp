@@ -34,6 +34,8 @@ class FlowAccounting {
   using BinSink = std::function<void(const BinRow& row, std::string_view fields)>;
   FlowAccounting(BinKey per, std::int64_t bin_ns, std::int64_t reorder_ns, BinSink sink);
 
+  // Starts loading what add() will read for this key; add() works without it.
+  void prefetch(const FlowKey& key) const { flows_.prefetch(key); }
   void add(const Packet& packet, std::int64_t ts_ns) {
     bool added = false;
     const std::uint32_t index = flows_.find_or_add(packet.key, added);

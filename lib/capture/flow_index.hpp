@@ -13,6 +13,8 @@ namespace xtk::capture {
 class FlowIndex {
  public:
   FlowIndex();
+  // Starts loading the key's slot into the cache, ahead of find_or_add().
+  void prefetch(const FlowKey& key) const { __builtin_prefetch(&slots_[key.hash() & mask_]); }
   // The key's index; `added` tells whether it was new.
   std::uint32_t find_or_add(const FlowKey& key, bool& added);
   const FlowKey& key(std::uint32_t index) const { return keys_[index]; }

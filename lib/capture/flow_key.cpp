@@ -9,18 +9,15 @@
 namespace xtk::capture {
 namespace {
 
-std::uint64_t load64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+// What inet_ntop writes, without the sprintf it calls for IPv4: a trace
+// names the addresses of every one of its (maybe millions of) flows.
+std::string ipv4_text(const std::array<std::uint8_t, 16>& a) {
+  return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
 }
 
 std::string address_text(const std::array<std::uint8_t, 16>& a, std::uint8_t family) {
+  if (family == 4) return ipv4_text(a);
   char text[INET6_ADDRSTRLEN] = {};
-  if (family == 4) {
-    inet_ntop(AF_INET, a.data(), text, sizeof text);
-    return text;
-  }
   if (family == 6) {
     inet_ntop(AF_INET6, a.data(), text, sizeof text);
     return text;
@@ -35,20 +32,6 @@ std::string endpoint(const std::array<std::uint8_t, 16>& a, std::uint8_t family,
 }
 
 }  // namespace
-
-std::uint64_t FlowKey::hash() const {
-  const auto* p = reinterpret_cast<const std::uint8_t*>(this);
-  // Six 64-bit words folded with multiply-xorshift steps: cheap and well mixed.
-  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
-  for (std::size_t i = 0; i < sizeof(FlowKey); i += 8) {
-    h ^= load64(p + i);
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 29;
-  }
-  h ^= h >> 32;
-  h *= 0x94d049bb133111ebULL;
-  return h ^ (h >> 29);
-}
 
 FlowKey FlowKey::direction() const {
   FlowKey d;

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -25,6 +27,8 @@ constexpr std::size_t kRecordHeader = 16;
 constexpr std::uint32_t kMaxCaplen = 256 * 1024;
 constexpr std::uint32_t kCaplenCeiling = 64 * 1024 * 1024;
 constexpr std::size_t kReadChunk = std::size_t{4} << 20;
+constexpr std::size_t kPrefetchAhead = 4096;
+constexpr std::size_t kCacheLine = 64;
 
 std::uint32_t load32(const std::uint8_t* p, bool swap) {
   std::uint32_t v = 0;
@@ -32,11 +36,13 @@ std::uint32_t load32(const std::uint8_t* p, bool swap) {
   return swap ? __builtin_bswap32(v) : v;
 }
 
-// Classic pcap with its own buffer: one read() per 4 MiB, records parsed in place.
+// Classic pcap, records parsed in place: a regular file mapped whole (no
+// copy into a buffer), anything else (stdin) read into a buffer 4 MiB at a time.
 class ClassicReader final : public PcapReader {
  public:
   ClassicReader(int fd, std::string path, bool owns_fd) : fd_(fd), owns_fd_(owns_fd) { path_ = std::move(path); }
   ~ClassicReader() override {
+    if (mapping_ != nullptr) munmap(mapping_, end_);
     if (owns_fd_ && fd_ >= 0) close(fd_);
   }
   ClassicReader(const ClassicReader&) = delete;
@@ -44,7 +50,22 @@ class ClassicReader final : public PcapReader {
 
   void preload(std::string_view bytes) {
     buffer_.assign(bytes.begin(), bytes.end());
+    data_ = buffer_.data();
     end_ = buffer_.size();
+    eof_ = true;
+  }
+
+  // Maps the file when it is a regular, non-empty one; else it is read().
+  void map_if_regular() {
+    struct stat st {};
+    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (mapping == MAP_FAILED) return;
+    madvise(mapping, size, MADV_SEQUENTIAL);
+    mapping_ = mapping;
+    data_ = static_cast<const std::uint8_t*>(mapping);
+    end_ = size;
     eof_ = true;
   }
 
@@ -54,11 +75,11 @@ class ClassicReader final : public PcapReader {
   // packets); one that is not a capture at all is an InputError.
   Start start() {
     const bool whole = ensure(kFileHeader);
-    if (end_ >= 4 && load32(buffer_.data(), false) == kMagicPcapng) return Start::pcapng;
-    if (end_ >= 4 && !known_magic(load32(buffer_.data(), false))) {
-      throw InputError(path_, 0,
-                       fmt::format("not a pcap or pcapng file (it starts with 0x{:08x})",
-                                   __builtin_bswap32(load32(buffer_.data(), false))));
+    if (end_ >= 4 && load32(data_, false) == kMagicPcapng) return Start::pcapng;
+    if (end_ >= 4 && !known_magic(load32(data_, false))) {
+      throw InputError(
+          path_, 0,
+          fmt::format("not a pcap or pcapng file (it starts with 0x{:08x})", __builtin_bswap32(load32(data_, false))));
     }
     if (!whole) {
       done_ = true;
@@ -67,7 +88,7 @@ class ClassicReader final : public PcapReader {
                           : fmt::format("{}: the file ends inside its {}-byte pcap header", path_, kFileHeader);
       return Start::damaged;
     }
-    const std::uint8_t* h = buffer_.data();
+    const std::uint8_t* h = data_;
     std::uint32_t magic = load32(h, false);
     swap_ = magic == __builtin_bswap32(kMagicMicro) || magic == __builtin_bswap32(kMagicNano);
     if (swap_) magic = __builtin_bswap32(magic);
@@ -87,7 +108,7 @@ class ClassicReader final : public PcapReader {
       done_ = true;
       return false;
     }
-    const std::uint8_t* h = buffer_.data() + pos_;
+    const std::uint8_t* h = data_ + pos_;
     const std::uint32_t seconds = load32(h, swap_);
     const std::uint32_t fraction = load32(h + 4, swap_);
     const std::uint32_t caplen = load32(h + 8, swap_);
@@ -109,7 +130,7 @@ class ClassicReader final : public PcapReader {
       done_ = true;
       return false;
     }
-    h = buffer_.data() + pos_;
+    h = data_ + pos_;
     record.ts_ns = static_cast<std::int64_t>(seconds) * 1'000'000'000 +
                    static_cast<std::int64_t>(nano_ ? fraction : fraction * 1000ull);
     record.caplen = caplen;
@@ -118,6 +139,7 @@ class ClassicReader final : public PcapReader {
     pos_ += kRecordHeader + caplen;
     offset_ += kRecordHeader + caplen;
     ++packets_;
+    if (mapping_ != nullptr) prefetch_ahead();
     return true;
   }
 
@@ -129,13 +151,21 @@ class ClassicReader final : public PcapReader {
     return false;
   }
 
+  // Starts loading the mapped file a few KiB ahead of the parse: the
+  // hardware prefetcher stops at every page, and the records would each
+  // wait for memory.
+  void prefetch_ahead() {
+    const std::size_t until = std::min(pos_ + kPrefetchAhead, end_);
+    for (; prefetched_ < until; prefetched_ += kCacheLine) __builtin_prefetch(data_ + prefetched_);
+  }
+
   bool fail(const std::string& what) {
     damage_ = fmt::format("{}: packet {} at byte {}: {}", path_, packets_ + 1, offset_, what);
     done_ = true;
     return false;
   }
 
-  // At least `bytes` unread bytes in the buffer, reading more when needed.
+  // At least `bytes` unread bytes at data_, reading more when needed.
   bool ensure(std::size_t bytes) {
     if (end_ - pos_ >= bytes) return true;
     if (eof_) return false;
@@ -145,6 +175,7 @@ class ClassicReader final : public PcapReader {
       pos_ = 0;
     }
     if (buffer_.size() < std::max(bytes, kReadChunk)) buffer_.resize(std::max(bytes, kReadChunk));
+    data_ = buffer_.data();
     while (end_ < buffer_.size()) {
       const ssize_t n = read(fd_, buffer_.data() + end_, buffer_.size() - end_);
       if (n < 0 && errno == EINTR) continue;
@@ -168,8 +199,11 @@ class ClassicReader final : public PcapReader {
   int fd_;
   bool owns_fd_;
   std::vector<std::uint8_t> buffer_;
+  void* mapping_ = nullptr;             // the whole file, when mapped (end_ is its size)
+  const std::uint8_t* data_ = nullptr;  // the mapping or buffer_
+  std::size_t prefetched_ = 0;          // of the mapping, up to here
   std::size_t pos_ = 0, end_ = 0;
-  std::uint64_t offset_ = 0;  // file offset of buffer_[pos_]
+  std::uint64_t offset_ = 0;  // file offset of data_[pos_]
   bool eof_ = false, done_ = false, swap_ = false, nano_ = false, read_error_ = false;
   std::uint32_t max_caplen_ = kMaxCaplen;
 };
@@ -221,6 +255,7 @@ std::unique_ptr<PcapReader> PcapReader::open(const std::string& path) {
   const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(path, 0, fmt::format("cannot open the capture: {}", std::strerror(errno)));
   auto reader = std::make_unique<ClassicReader>(fd, stdin_input ? "stdin" : path, !stdin_input);
+  if (!stdin_input) reader->map_if_regular();
   if (reader->start() != ClassicReader::Start::pcapng) return reader;
   if (stdin_input) throw InputError("stdin", 0, "pcapng on stdin is not supported: give the file's path");
   reader.reset();

@@ -18,7 +18,7 @@ TextOutput::TextOutput(const std::string& path) : path_(path == "-" ? "stdout" :
     if (fd_ < 0) throw Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
     owns_ = true;
   }
-  buffer_.reserve(kFlushBytes + 4096);
+  buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
 }
 
 TextOutput::~TextOutput() {
@@ -30,17 +30,19 @@ TextOutput::~TextOutput() {
 }
 
 void TextOutput::flush() {
+  const std::size_t used = used_;
+  used_ = 0;  // emptied even when the write fails: the error is reported once
+  write_out(buffer_.get(), used);
+}
+
+void TextOutput::write_out(const char* data, std::size_t size) {
   std::size_t done = 0;
-  while (done < buffer_.size()) {
-    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd_, data + done, size - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      buffer_.clear();
-      throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
-    }
+    if (n < 0) throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
     done += static_cast<std::size_t>(n);
   }
-  buffer_.clear();
 }
 
 void TextOutput::close() {

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -18,24 +20,43 @@ class TextOutput {
   TextOutput& operator=(const TextOutput&) = delete;
 
   void write(std::string_view text) {
-    buffer_.append(text);
-    if (buffer_.size() >= kFlushBytes) flush();
+    if (text.size() > kBufferBytes - used_) flush();
+    if (text.size() > kBufferBytes) {
+      write_out(text.data(), text.size());
+      return;
+    }
+    std::memcpy(buffer_.get() + used_, text.data(), text.size());
+    used_ += text.size();
   }
   template <typename... Args>
   void print(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(buffer_), format, std::forward<Args>(args)...);
-    if (buffer_.size() >= kFlushBytes) flush();
+    fmt::memory_buffer text;
+    fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
+    write(std::string_view(text.data(), text.size()));
   }
+  // For rows formatted in place (the hot path of large files): room for up
+  // to `bytes` (at most kBufferBytes) at the returned pointer; commit() then
+  // says where the row ended.
+  char* reserve(std::size_t bytes) {
+    if (bytes > kBufferBytes - used_) flush();
+    return buffer_.get() + used_;
+  }
+  void commit(const char* end) { used_ = static_cast<std::size_t>(end - buffer_.get()); }
+
   void flush();
   void close();  // flushes and closes; throws Error on a write error
   const std::string& path() const { return path_; }
 
+  static constexpr std::size_t kBufferBytes = 1 << 20;
+
  private:
-  static constexpr std::size_t kFlushBytes = 1 << 20;
+  void write_out(const char* data, std::size_t size);
+
   std::string path_;
   int fd_ = -1;
   bool owns_ = false;
-  std::string buffer_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t used_ = 0;
 };
 
 }  // namespace xtk::capture

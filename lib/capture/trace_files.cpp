@@ -6,6 +6,14 @@ TraceBinsWriter::TraceBinsWriter(const std::string& path, std::int64_t bin_ns, c
   out_.print("# xtk-trace-bins\n# format_version={}\n# bin_ns={}\n", kTraceFormatVersion, bin_ns);
   for (const auto& [key, value] : header) out_.print("# {}={}\n", key, value);
   out_.write("bin_start_ns,flow,src,dst,bytes,packets\n");
+  format_stamp(stamp_bin_);
+}
+
+void TraceBinsWriter::format_stamp(std::int64_t bin_start_ns) {
+  char* end = std::to_chars(stamp_, stamp_ + kMaxDigits, bin_start_ns).ptr;
+  *end++ = ',';
+  stamp_size_ = static_cast<std::size_t>(end - stamp_);
+  stamp_bin_ = bin_start_ns;
 }
 
 TraceSeriesWriter::TraceSeriesWriter(const std::string& path, std::int64_t bin_ns, std::size_t smooth_bins,

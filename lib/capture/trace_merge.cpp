@@ -56,7 +56,14 @@ bool TraceMerge::advance(Source& source) {
 bool TraceMerge::next(Record& record, std::uint32_t& linktype) {
   if (damage_) return false;
   if (last_ != nullptr) {
-    if (!advance(*last_)) {
+    const bool more = advance(*last_);
+    if (more && open_.size() == 1 && next_to_open_ == sources_.size()) {
+      // The one file left to read: its packets need no merge.
+      record = last_->current;
+      linktype = last_->linktype;
+      return true;
+    }
+    if (!more) {
       open_.erase(std::find(open_.begin(), open_.end(), last_));
       if (damage_) return false;
     }
