@@ -33,6 +33,10 @@ constexpr std::int64_t kBatchNs = 50'000;
 // About what opening one connection costs the worker (socket, options, SYN):
 // connections are opened ahead only while the next start is further away.
 constexpr std::int64_t kOpenCostNs = 50'000;
+// A handshake not done after this long may have lost its SYN in a full queue
+// (the kernel retries it only after a second): the pool stops counting on it
+// and opens another, keeping it in case it completes.
+constexpr std::int64_t kStaleConnectNs = 3'000'000;
 
 const std::vector<char>& zeros() {
   static const std::vector<char> buffer(kChunk, 0);
@@ -58,14 +62,16 @@ struct Connection {
   std::uint64_t pacing_bps = 0;
   std::uint32_t events = 0;
   bool warm = false;  // opened before the start
+  std::int64_t opened_abs = 0;
 };
 
 struct DestinationState {
   std::vector<Connection*> idle;
-  std::size_t open = 0, connecting = 0;
-  std::size_t upcoming = 0;         // flows due within --pool-ahead, not started yet
-  bool short_listed = false;        // in Impl::short_of
-  std::deque<PlannedFlow> pending;  // due, waiting for a connection
+  std::size_t open = 0;
+  std::vector<Connection*> connecting;  // handshakes in progress, oldest first
+  std::size_t upcoming = 0;             // flows due within --pool-ahead, not started yet
+  bool short_listed = false;            // in Impl::short_of
+  std::deque<PlannedFlow> pending;      // due, waiting for a connection
   std::int64_t next_connect_abs = 0, backoff_ns = 0, failing_since = 0;
   std::string last_error;
 };
@@ -146,13 +152,24 @@ struct Worker::Impl {
   void close_connection(Connection& c) {
     DestinationState& ds = dst_state(c.dst);
     --ds.open;  // closing the socket also takes it out of the epoll set
-    if (c.state == Connection::State::connecting) --ds.connecting;
+    if (c.state == Connection::State::connecting) forget_connecting(ds, c);
     if (c.state == Connection::State::idle) ds.idle.erase(std::find(ds.idle.begin(), ds.idle.end(), &c));
     if (c.flow) {
       --active;
       if (c.flow->plan.stream) --streams;
     }
     connections.erase(&c);
+  }
+
+  static void forget_connecting(DestinationState& ds, Connection& c) {
+    ds.connecting.erase(std::find(ds.connecting.begin(), ds.connecting.end(), &c));
+  }
+
+  // Handshakes that may still complete soon (not stale).
+  static std::size_t fresh_connecting(const DestinationState& ds, std::int64_t now) {
+    std::size_t stale = 0;
+    while (stale < ds.connecting.size() && now - ds.connecting[stale]->opened_abs > kStaleConnectNs) ++stale;
+    return ds.connecting.size() - stale;
   }
 
   // Opens a connection to `dst`, with `flow` attached for the per-flow policy.
@@ -177,7 +194,8 @@ struct Worker::Impl {
       c->flow = std::move(flow);
     }
     ++ds.open;
-    ++ds.connecting;
+    c->opened_abs = now;
+    ds.connecting.push_back(c.get());
     Connection& ref = *c;
     connections.emplace(&ref, std::move(c));
     set_events(ref, EPOLLOUT);
@@ -211,7 +229,7 @@ struct Worker::Impl {
       }
       return;
     }
-    while (ds.pending.size() > ds.connecting && ds.open < opt.pool_limit) {
+    while (ds.pending.size() > fresh_connecting(ds, now) && ds.open < opt.pool_limit) {
       open_connection(dst, now, nullptr, false);
       if (ds.next_connect_abs > now) return;
     }
@@ -225,7 +243,7 @@ struct Worker::Impl {
   bool top_up(std::uint32_t dst, std::int64_t now) {
     DestinationState& ds = dst_state(dst);
     if (opt.policy != ConnectionPolicy::pool || now < ds.next_connect_abs) return true;
-    while (ds.idle.size() + ds.connecting < opt.pool_init + ds.upcoming && ds.open < opt.pool_limit) {
+    while (ds.idle.size() + fresh_connecting(ds, now) < opt.pool_init + ds.upcoming && ds.open < opt.pool_limit) {
       if (now + kOpenCostNs + opt.spin_ns >= next_due()) return false;
       open_connection(dst, now, nullptr, false);
       if (ds.next_connect_abs > now) return true;
@@ -353,8 +371,10 @@ struct Worker::Impl {
       if (f.header_sent < kFlowHeaderBytes) {
         iov[count++] = {f.header.data() + f.header_sent, kFlowHeaderBytes - f.header_sent};
       }
-      // Small writes near the next start, so one copy cannot make it late.
-      const std::size_t chunk = next_due() - now < 20 * kYieldNs ? kChunk / 8 : kChunk;
+      // Small writes near the next start, so one copy cannot make it late
+      // (the first write of a flow whose successor is due right after it too).
+      const std::int64_t until_next = next_due() - now;
+      const std::size_t chunk = until_next < kYieldNs ? kChunk / 64 : until_next < 20 * kYieldNs ? kChunk / 8 : kChunk;
       const std::size_t payload = stream ? chunk : std::min<std::uint64_t>(f.payload_left, chunk);
       if (payload > 0) iov[count++] = {const_cast<char*>(zeros().data()), payload};
       msghdr msg{};
@@ -449,7 +469,7 @@ struct Worker::Impl {
         connect_failed(dst, error != 0 ? error : ECONNREFUSED, now, std::move(flow));
         return;
       }
-      --ds.connecting;
+      forget_connecting(ds, c);
       ds.backoff_ns = 0;
       ds.failing_since = 0;
       ds.last_error.clear();
@@ -588,8 +608,9 @@ struct Worker::Impl {
     for (int i = 0; i < n; ++i) {
       const std::int64_t now_i = monotonic_ns();
       // A flow start comes first; the events left are reported again (level-triggered).
-      // One event always goes through, so a backlog of late flows cannot starve the I/O.
-      if (i > 0 && now_i + kYieldNs >= next_due()) return;
+      // The loop starts every due flow before it waits again, so the ring's front
+      // is never overdue here for long and the I/O cannot starve.
+      if (now_i + kYieldNs >= next_due()) return;
       auto* c = static_cast<Connection*>(events[i].data.ptr);
       if (connections.count(c) == 0) continue;  // closed by an earlier event in this batch
       on_event(*c, events[i].events, now_i);
@@ -662,10 +683,20 @@ struct Worker::Impl {
         }
       }
       for (const auto& ds : dsts) {
-        if (!ds.pending.empty() && ds.next_connect_abs > now) deadline = std::min(deadline, ds.next_connect_abs);
+        if (ds.pending.empty()) continue;
+        if (ds.next_connect_abs > now) deadline = std::min(deadline, ds.next_connect_abs);
+        // When the oldest handshake the waiting flows count on turns stale.
+        const std::size_t fresh = fresh_connecting(ds, now);
+        if (fresh > 0)
+          deadline = std::min(deadline, ds.connecting[ds.connecting.size() - fresh]->opened_abs + kStaleConnectNs + 1);
       }
       wait_and_handle(deadline, spin, events);
       now = monotonic_ns();
+      if (pending > 0) {
+        for (std::uint32_t d = 0; d < dsts.size(); ++d) {
+          if (!dsts[d].pending.empty()) feed_connections(d, now);
+        }
+      }
       if (streams > 0) {
         std::vector<Connection*> due;
         for (auto& [ptr, c] : connections) {
