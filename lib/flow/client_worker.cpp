@@ -30,9 +30,9 @@ constexpr std::int64_t kMinBackoffNs = 10'000'000, kMaxBackoffNs = 1'000'000'000
 // about what one more chunk of copying takes.
 constexpr std::int64_t kYieldNs = 30'000;
 constexpr std::int64_t kBatchNs = 50'000;
-// About what opening one connection costs the worker (socket, options, SYN):
+// More than opening one connection costs the worker (socket, options, SYN):
 // connections are opened ahead only while the next start is further away.
-constexpr std::int64_t kOpenCostNs = 50'000;
+constexpr std::int64_t kOpenCostNs = 30'000;
 // A handshake not done after this long may have lost its SYN in a full queue
 // (the kernel retries it only after a second): the pool stops counting on it
 // and opens another, keeping it in case it completes.
@@ -244,7 +244,7 @@ struct Worker::Impl {
     DestinationState& ds = dst_state(dst);
     if (opt.policy != ConnectionPolicy::pool || now < ds.next_connect_abs) return true;
     while (ds.idle.size() + fresh_connecting(ds, now) < opt.pool_init + ds.upcoming && ds.open < opt.pool_limit) {
-      if (now + kOpenCostNs + opt.spin_ns >= next_due()) return false;
+      if (now + kOpenCostNs >= next_due()) return false;
       open_connection(dst, now, nullptr, false);
       if (ds.next_connect_abs > now) return true;
       now = monotonic_ns();

@@ -36,12 +36,22 @@ namespace {
 constexpr const char* kColumns =
     "flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error";
 
-// CSV field: quoted when it holds a comma, quote or newline.
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
+// Appends a CSV field: quoted when it holds a comma, quote or newline.
+void append_csv_field(std::string& out, const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) {
+    out += text;
+    return;
+  }
+  out += '"';
   for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' || c == '\r' ? ' ' : c);
-  return out + "\"";
+  out += '"';
+}
+
+// Appends ns as microseconds with three decimals ("-1.250"): what {:.3f} of
+// ns / 1e3 prints, without floating point (a record is written per flow).
+void append_us(std::string& out, std::int64_t ns) {
+  const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
 }
 }  // namespace
 
@@ -73,9 +83,18 @@ RecordWriter::~RecordWriter() {
 
 void RecordWriter::write(const FlowRecord& r) {
   if (format_ == Format::csv) {
-    fmt::format_to(std::back_inserter(buffer_), "{},{},{},{},{},{},{:.3f},{:.3f},{},{}\n", r.flow_id, csv_field(r.dst),
-                   r.size_bytes, r.sched_start_ns, r.start_ns, r.end_ns, r.fct_us(), r.lateness_us(),
-                   status_name(r.status), csv_field(r.error));
+    auto out = std::back_inserter(buffer_);
+    fmt::format_to(out, "{},", r.flow_id);
+    append_csv_field(buffer_, r.dst);
+    fmt::format_to(out, ",{},{},{},{},", r.size_bytes, r.sched_start_ns, r.start_ns, r.end_ns);
+    append_us(buffer_, r.status == FlowStatus::ok ? r.end_ns - r.start_ns : 0);
+    buffer_ += ',';
+    append_us(buffer_, r.start_ns >= 0 ? r.start_ns - r.sched_start_ns : 0);
+    buffer_ += ',';
+    buffer_ += status_name(r.status);
+    buffer_ += ',';
+    append_csv_field(buffer_, r.error);
+    buffer_ += '\n';
   } else {
     nlohmann::json j{{"flow_id", r.flow_id},
                      {"dst", r.dst},
