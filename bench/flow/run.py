@@ -7,8 +7,7 @@
      achieved at the receiver's interface against the schedule's offered load
   3. 1 KB flows as fast as possible on loopback: flows/s against a minimal epoll
      client/server (persistent connections and a connection per flow)
-  4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest (packet stamps),
-     against an ideal link fed the same schedule
+  4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest (packet stamps)
 
 Needs root (network namespaces), iperf3 and iperf (2), a Release build. Nothing else may
 run on this machine meanwhile: with 2 cores, a benchmark beside a build is void.
@@ -196,7 +195,7 @@ def part_lateness(seconds, tmp):
                     # flows (gaps above the 100 us spin guard wake the same way).
                     mean_gap_us = min(1000.0, seconds * 1e6 / max(1, report["flows"]))
                     floor = timer_floor(mean_gap_us, min(seconds, 5))
-                    result, rx = replay(path, seconds, tmp)
+                    result, _ = replay(path, seconds, tmp)
                     s = result["summary"]
                     # Header overhead from the whole run: interface bytes per payload byte.
                     overhead = (rx[3] - rx[0]) / max(1, report["bytes"])
@@ -243,38 +242,6 @@ def part_small(seconds, tmp):
 
 # ---------------------------------------------------------------- part 4: burst fidelity
 
-def schedule_arrivals(path):
-    """(start_ns, size_bytes) of every flow in a schedule file."""
-    flows = []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#") or line.startswith("flow_id"):
-                continue
-            fields = line.split(",")
-            flows.append((int(fields[1]), int(fields[4])))
-    return flows
-
-
-def ideal_link_bins(flows, link_bps, overhead, seconds, slot_ns=10_000):
-    """Bytes per 1 ms bin that an ideal FIFO link of `link_bps` would deliver if every flow's
-    bytes (times the wire overhead) arrived at its scheduled start: the most any engine
-    could show at the receiver."""
-    slots = int(seconds * 1e9 // slot_ns)
-    arriving = [0.0] * slots
-    for start_ns, size in flows:
-        if start_ns < seconds * 1e9:
-            arriving[start_ns // slot_ns] += size * overhead
-    per_slot = link_bps / 8 * slot_ns / 1e9
-    bins, queue = {}, 0.0
-    for k in range(slots):
-        queue += arriving[k]
-        out = min(queue, per_slot)
-        queue -= out
-        b = k * slot_ns // 1_000_000
-        bins[b] = bins.get(b, 0.0) + out
-    return bins
-
-
 def burst_ratios(bins, width_ms, period_ms):
     """Mean bytes per bin in burst windows and in the rest, each over the mean of all bins."""
     mean = sum(bins.values()) / max(1, len(bins))
@@ -287,10 +254,11 @@ def part_burst(seconds, tmp):
     """Receiver bytes per 1 ms bin, from packet time stamps on h1's eth0 (xtk-log capture
     --summarize, 10 us bins of the h0 -> h1 direction, re-binned to 1 ms from the schedule's
     time zero): burst windows vs the rest, against the mean; beside what the schedule offers
-    (xtk-gen inspect) and what an ideal link would deliver from on-time starts."""
+    (xtk-gen inspect). Small flows (google-rpc) finish inside their burst window; web-search
+    flows (scaled down to make bursts of at least 2 flows) may outlast it, and TCP spreads them."""
     print("\n== 4. burst fidelity at the receiver: bytes per 1 ms bin in burst windows vs the rest, over the mean")
-    print(f"# {'link':>5} {'load':>4} {'cdf':12} {'receiver':>17} {'ideal_link':>17} {'schedule':>17} "
-          f"{'receiver/ideal':>14}")
+    print(f"# {'link':>5} {'load':>4} {'cdf':12} {'flows':>6} {'receiver_burst/rest':>19} "
+          f"{'schedule_burst/rest':>19} {'late_p99_us':>11} {'connection_waits':>16}")
     rows = []
     link, load = "1G", 0.3  # bursts at 3x 30 % = 0.9 Gbit/s still fit the 1 Gbit/s port
     testbed_up(f"port:h1={link}", NET_CPUS)
@@ -303,7 +271,7 @@ def part_burst(seconds, tmp):
                                        "--summarize", "--per", "direction", "--bin", "10us", "--stats-every", "0",
                                        "-f", "src host 10.77.0.1 and dst host 10.77.0.2", "-o", bins_path]))
             time.sleep(0.5)
-            result, rx = replay(path, seconds, tmp)
+            result, _ = replay(path, seconds, tmp)
             capture.send_signal(signal.SIGINT)
             capture.wait(10)
             zero = result["start_realtime_ns"]
@@ -320,12 +288,12 @@ def part_burst(seconds, tmp):
                 received.setdefault(k, 0)
             b = report["burst"]
             width_ms, period_ms = b["width_ns"] // 1_000_000, b["period_ns"] // 1_000_000
-            overhead = (rx[3] - rx[0]) / max(1, report["bytes"])
-            ideal = ideal_link_bins(schedule_arrivals(path), float(report["header"]["link_bps"]), overhead, seconds)
-            got, best = burst_ratios(received, width_ms, period_ms), burst_ratios(ideal, width_ms, period_ms)
-            rows.append((cdf, got, best))
-            print(f"  {link:>5} {load:4.1f} {cdf:12} {got[0]:8.3f}/{got[1]:<8.3f} {best[0]:8.3f}/{best[1]:<8.3f} "
-                  f"{b['burst_vs_mean']:8.3f}/{b['rest_vs_mean']:<8.3f} {got[0] / best[0]:14.3f}", flush=True)
+            got = burst_ratios(received, width_ms, period_ms)
+            s = result["summary"]
+            rows.append((cdf, got, s))
+            print(f"  {link:>5} {load:4.1f} {cdf:12} {s['flows']:6} {got[0]:9.3f}/{got[1]:<9.3f} "
+                  f"{b['burst_vs_mean']:9.3f}/{b['rest_vs_mean']:<9.3f} {s['lateness_us']['p99']:11.1f} "
+                  f"{s['connection_waits']:16}", flush=True)
     finally:
         testbed_down()
     return rows
