@@ -62,12 +62,22 @@ std::int64_t Binner::place(std::int64_t bin) {
 }
 
 void Binner::add(std::uint32_t series, std::int64_t ts_ns, std::uint64_t bytes) {
-  std::int64_t bin = floor_div(ts_ns, bin_ns_);
   // Most packets fall in the newest open bin, where the open bins stay as they are.
-  if (bins_.empty() || bin != newest()) bin = place(bin);
+  std::int64_t bin = 0;
+  std::vector<Entry>* open = newest_entries_;
+  // Unsigned: one comparison for both ends of the bin, and no overflow.
+  const std::uint64_t into_newest = static_cast<std::uint64_t>(ts_ns) - static_cast<std::uint64_t>(newest_start_ns_);
+  if (open != nullptr && into_newest < static_cast<std::uint64_t>(bin_ns_)) {
+    bin = newest();
+  } else {
+    bin = place(floor_div(ts_ns, bin_ns_));
+    open = &bins_[static_cast<std::size_t>(bin - front_)];
+    newest_entries_ = &bins_.back();  // deque elements stay in place as others come and go
+    newest_start_ns_ = newest() * bin_ns_;
+  }
   if (series >= latest_.size()) latest_.resize(series + 1);
   Latest& latest = latest_[series];
-  auto& entries = bins_[static_cast<std::size_t>(bin - front_)];
+  auto& entries = *open;
   if (latest.bin == bin) {
     Entry& e = entries[latest.slot];
     e.bytes += bytes;
@@ -80,6 +90,7 @@ void Binner::add(std::uint32_t series, std::int64_t ts_ns, std::uint64_t bytes) 
 
 void Binner::finish() {
   while (!bins_.empty()) emit_front();
+  newest_entries_ = nullptr;
 }
 
 }  // namespace xtk::capture

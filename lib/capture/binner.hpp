@@ -57,6 +57,10 @@ class Binner {
   std::int64_t last_emitted_ = INT64_MIN;  // the newest bin whose rows have left
   std::vector<Latest> latest_;
   std::uint64_t late_ = 0;
+  // The newest open bin, so that packets falling in it need no division:
+  // its storage (nullptr when no bin is open) and where it starts, in ns.
+  std::vector<Entry>* newest_entries_ = nullptr;
+  std::int64_t newest_start_ns_ = 0;
 };
 
 inline std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "core/error.hpp"
 
 namespace xtk::capture {
@@ -12,7 +14,13 @@ namespace {
 // What inet_ntop writes, without the sprintf it calls for IPv4: a trace
 // names the addresses of every one of its (maybe millions of) flows.
 std::string ipv4_text(const std::array<std::uint8_t, 16>& a) {
-  return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+  char text[16];  // "255.255.255.255"
+  char* p = std::to_chars(text, text + 3, a[0]).ptr;
+  for (std::size_t i = 1; i < 4; ++i) {
+    *p++ = '.';
+    p = std::to_chars(p, p + 3, a[i]).ptr;
+  }
+  return std::string(text, p);
 }
 
 std::string address_text(const std::array<std::uint8_t, 16>& a, std::uint8_t family) {

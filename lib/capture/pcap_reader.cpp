@@ -143,6 +143,14 @@ class ClassicReader final : public PcapReader {
     return true;
   }
 
+  // Records after the first only while the rest of the file is in memory
+  // already: reading more into the buffer would move the earlier ones.
+  std::size_t next_batch(Record* records, std::size_t max) override {
+    std::size_t n = 0;
+    while (n < max && (n == 0 || eof_) && next(records[n])) ++n;
+    return n;
+  }
+
  private:
   static bool known_magic(std::uint32_t m) {
     for (std::uint32_t k : {kMagicMicro, kMagicNano}) {
@@ -165,9 +173,11 @@ class ClassicReader final : public PcapReader {
     return false;
   }
 
-  // At least `bytes` unread bytes at data_, reading more when needed.
-  bool ensure(std::size_t bytes) {
-    if (end_ - pos_ >= bytes) return true;
+  // At least `bytes` unread bytes at data_, reading more when needed. The
+  // check is inline: a mapped file never needs more.
+  bool ensure(std::size_t bytes) { return end_ - pos_ >= bytes || refill(bytes); }
+
+  bool refill(std::size_t bytes) {
     if (eof_) return false;
     if (pos_ > 0) {
       std::memmove(buffer_.data(), buffer_.data() + pos_, end_ - pos_);

@@ -19,7 +19,7 @@ struct Record {
   std::int64_t ts_ns = 0;              // capture time, CLOCK_REALTIME ns
   std::uint32_t caplen = 0;            // bytes at `data`
   std::uint32_t wirelen = 0;           // bytes the frame had on the wire
-  const std::uint8_t* data = nullptr;  // valid until the next call to next()
+  const std::uint8_t* data = nullptr;  // valid until the next call to next() or next_batch()
 };
 
 class PcapReader {
@@ -33,6 +33,9 @@ class PcapReader {
 
   // The next packet, or false at the end of the file or at damage.
   virtual bool next(Record& record) = 0;
+  // Up to `max` next packets into `records` (0 at the end or at damage): one
+  // virtual call per batch, not per packet. Their data stays valid together.
+  virtual std::size_t next_batch(Record* records, std::size_t max) { return max > 0 && next(records[0]) ? 1 : 0; }
   // Why the stream ended early: "FILE: packet N at byte B: what"; nullopt after a clean end.
   const std::optional<std::string>& damage() const { return damage_; }
 

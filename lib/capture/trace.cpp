@@ -117,9 +117,19 @@ TraceResult analyze_trace(const TraceOptions& o) {
     if (series_file) series_file->row(p);
   });
   if (o.from) series.begin(floor_div(from, o.bin_ns) * o.bin_ns);
+  // Rows leave bin by bin: the series takes each bin's total once, not row by row.
+  BinRow bin_total{INT64_MIN, 0, 0, 0};
+  auto add_bin_total = [&] {
+    if (bin_total.packets > 0) series.add(bin_total.bin_start_ns, bin_total.bytes, bin_total.packets);
+  };
   FlowAccounting flows(o.per, o.bin_ns, o.reorder_ns, [&](const BinRow& row, std::string_view fields) {
     if (bins) bins->row(row, fields);
-    series.add(row.bin_start_ns, row.bytes, row.packets);
+    if (row.bin_start_ns != bin_total.bin_start_ns) {
+      add_bin_total();
+      bin_total = BinRow{row.bin_start_ns, 0, 0, 0};
+    }
+    bin_total.bytes += row.bytes;
+    bin_total.packets += row.packets;
   });
 
   const bool host_filter = !o.hosts.empty() || !o.srcs.empty() || !o.dsts.empty();
@@ -134,18 +144,19 @@ TraceResult analyze_trace(const TraceOptions& o) {
     if (!o.srcs.empty() && !any_matches(o.srcs, k, true, false)) return false;
     return o.dsts.empty() || any_matches(o.dsts, k, false, true);
   };
-  // Packets are dissected a batch at a time, and the flow table slots of the
-  // batch prefetched before any is accounted: with many flows each lookup
-  // misses the cache, and the misses of a batch then overlap.
-  constexpr std::size_t kBatch = 16;
+  // Packets are read and dissected a batch at a time, and the flow table
+  // slots of the batch prefetched before any is accounted: with many flows
+  // each lookup misses the cache, and the misses of a batch then overlap.
+  constexpr std::size_t kBatch = 32;
+  std::array<Record, kBatch> records;
   std::array<Packet, kBatch> batch;
   std::array<std::int64_t, kBatch> stamps{};
-  Record r;
   std::uint32_t linktype = 0;
-  bool first = true, more = true;
-  while (more) {
+  bool first = true;
+  while (const std::size_t got = merge.next_batch(records.data(), kBatch, linktype)) {
     std::size_t n = 0;
-    while (n < kBatch && (more = merge.next(r, linktype))) {
+    for (std::size_t i = 0; i < got; ++i) {
+      const Record& r = records[i];
       ++result.packets_read;
       result.bytes_read += r.wirelen;
       result.trace_last_ns = std::max(result.trace_last_ns, r.ts_ns);
@@ -169,6 +180,7 @@ TraceResult analyze_trace(const TraceOptions& o) {
   }
   result.damage = merge.damage();
   flows.finish();
+  add_bin_total();
   result.late = flows.late_packets();
   result.trace_first_ns = t0;
   result.window_from_ns = o.from ? from : t0;

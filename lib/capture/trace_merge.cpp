@@ -48,9 +48,28 @@ std::vector<std::uint32_t> TraceMerge::linktypes() const {
 
 bool TraceMerge::advance(Source& source) {
   if (source.reader->next(source.current)) return true;
+  close(source);
+  return false;
+}
+
+void TraceMerge::close(Source& source) {
   if (source.reader->damage() && !damage_) damage_ = source.reader->damage();
   source.reader.reset();
-  return false;
+}
+
+std::size_t TraceMerge::next_batch(Record* records, std::size_t max, std::uint32_t& linktype) {
+  const bool alone = last_ != nullptr && open_.size() == 1 && next_to_open_ == sources_.size();
+  if (!alone || damage_) return next(records[0], linktype) ? 1 : 0;
+  // The one file left to read: its packets need no merge.
+  const std::size_t n = last_->reader->next_batch(records, max);
+  if (n > 0) {
+    linktype = last_->linktype;
+    return n;
+  }
+  close(*last_);
+  open_.clear();
+  last_ = nullptr;
+  return 0;
 }
 
 bool TraceMerge::next(Record& record, std::uint32_t& linktype) {
@@ -82,14 +101,12 @@ bool TraceMerge::next(Record& record, std::uint32_t& linktype) {
     if (!s.reader) {
       s.reader = PcapReader::open(s.path);
       if (!s.reader->next(s.current)) {
-        if (s.reader->damage() && !damage_) damage_ = s.reader->damage();
-        s.reader.reset();
+        close(s);
         if (damage_) return false;
         continue;
       }
     } else if (s.first_ts_ns == INT64_MAX) {  // kept open, but it had no first packet
-      if (s.reader->damage() && !damage_) damage_ = s.reader->damage();
-      s.reader.reset();
+      close(s);
       if (damage_) return false;
       continue;
     }

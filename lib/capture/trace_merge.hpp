@@ -22,6 +22,9 @@ class TraceMerge {
 
   // The next packet of all files in time order, its file's link type beside it.
   bool next(Record& record, std::uint32_t& linktype);
+  // Up to `max` next packets, all of one file (0 at the end): whole batches
+  // once a single file is left to read, else one packet.
+  std::size_t next_batch(Record* records, std::size_t max, std::uint32_t& linktype);
   // The first damage met: the merge stops there (nullopt after a clean end).
   const std::optional<std::string>& damage() const { return damage_; }
   // Timestamp of the earliest first packet of all files (0 when all are empty).
@@ -38,6 +41,7 @@ class TraceMerge {
     Record current;
   };
   bool advance(Source& source);  // reads its next packet; false at its end or damage
+  void close(Source& source);    // at its end or damage
 
   std::vector<Source> sources_;  // sorted by first packet
   std::size_t next_to_open_ = 0;
