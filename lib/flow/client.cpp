@@ -1,5 +1,7 @@
 #include "flow/client.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -170,6 +172,31 @@ void check_options(const ClientOptions& o) {
   }
 }
 
+// While alive, keeps the calling thread (the feeder) off the workers' --cpus,
+// so it never competes with a SCHED_FIFO worker for its core: starved there,
+// it would in the end be run by the kernel's fair-share server for
+// milliseconds at a time, ahead of the worker.
+class FeederAffinity {
+ public:
+  explicit FeederAffinity(const std::vector<int>& worker_cpus) {
+    if (worker_cpus.empty() || pthread_getaffinity_np(pthread_self(), sizeof saved_, &saved_) != 0) return;
+    cpu_set_t rest = saved_;
+    for (int cpu : worker_cpus) {
+      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &rest);
+    }
+    changed_ = CPU_COUNT(&rest) > 0 && pthread_setaffinity_np(pthread_self(), sizeof rest, &rest) == 0;
+  }
+  ~FeederAffinity() {
+    if (changed_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+  }
+  FeederAffinity(const FeederAffinity&) = delete;
+  FeederAffinity& operator=(const FeederAffinity&) = delete;
+
+ private:
+  cpu_set_t saved_{};
+  bool changed_ = false;
+};
+
 }  // namespace
 
 ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& interrupt) {
@@ -213,6 +240,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   result.start_realtime_ns = realtime_ns() + (shared.start_mono_ns - monotonic_ns());
 
   RecordWriter writer(options.records);
+  const FeederAffinity feeder_affinity(options.cpus);
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
   for (auto& w : workers) w->start(warm);

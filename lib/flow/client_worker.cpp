@@ -244,7 +244,7 @@ struct Worker::Impl {
     DestinationState& ds = dst_state(dst);
     if (opt.policy != ConnectionPolicy::pool || now < ds.next_connect_abs) return true;
     while (ds.idle.size() + fresh_connecting(ds, now) < opt.pool_init + ds.upcoming && ds.open < opt.pool_limit) {
-      if (now + kOpenCostNs >= next_due()) return false;
+      if (now + kOpenCostNs + opt.spin_ns >= next_due()) return false;
       open_connection(dst, now, nullptr, false);
       if (ds.next_connect_abs > now) return true;
       now = monotonic_ns();
