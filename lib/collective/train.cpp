@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <memory>
 
 #include "collective/iterations.hpp"
@@ -238,29 +237,6 @@ TrainSummary run_train(const TrainOptions& o, const ModelProfile& profile, Backe
   }
   const auto parts = job.gather("the training summary", part.encode());
   return summarize(profile, trainer.plan(), trainer.compute(), job.nranks(), parts, job.is_root() ? nullptr : &part);
-}
-
-std::int64_t parse_start_at(const std::string& text) {
-  if (text.find('T') == std::string::npos) {
-    try {
-      return static_cast<std::int64_t>(std::llround(parse_number(text) * 1e9));
-    } catch (const UsageError&) {
-      throw UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z", text));
-    }
-  }
-  std::tm tm{};
-  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  double fraction = 0;
-  if (rest != nullptr && *rest == '.') {
-    char* end = nullptr;
-    fraction = std::strtod(rest, &end);
-    rest = end;
-  }
-  if (rest == nullptr || !(std::string(rest) == "Z" || std::string(rest) == "+00:00")) {
-    throw UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z (UTC)", text));
-  }
-  return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000 +
-         static_cast<std::int64_t>(std::llround(fraction * 1e9));
 }
 
 }  // namespace xtk::collective

@@ -64,7 +64,4 @@ struct TrainSummary {
 TrainSummary run_train(const TrainOptions& options, const ModelProfile& profile, Backend& backend, Job& job,
                        const std::atomic<bool>& stop_requested);
 
-// "1764126000.5" (Unix seconds) or "2026-11-26T03:00:00Z" / "...+00:00" (UTC). Throws UsageError.
-std::int64_t parse_start_at(const std::string& text);
-
 }  // namespace xtk::collective

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <utility>
 
 #include "core/error.hpp"
@@ -51,6 +53,30 @@ double parse_number(std::string_view text) {
     throw UsageError(fmt::format("'{}' is not a number", text));
   }
   return value;
+}
+
+std::int64_t parse_wall_clock_ns(const std::string& text) {
+  const std::string expected = "give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z (UTC)";
+  if (text.find('T') == std::string::npos) {
+    try {
+      return static_cast<std::int64_t>(std::llround(parse_number(text) * 1e9));
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("'{}': {}", text, expected));
+    }
+  }
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  double fraction = 0;
+  if (rest != nullptr && *rest == '.') {
+    char* end = nullptr;
+    fraction = std::strtod(rest, &end);
+    rest = end;
+  }
+  if (rest == nullptr || !(std::string_view(rest) == "Z" || std::string_view(rest) == "+00:00")) {
+    throw UsageError(fmt::format("'{}': {}", text, expected));
+  }
+  return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000 +
+         static_cast<std::int64_t>(std::llround(fraction * 1e9));
 }
 
 double parse_rate_bps(std::string_view text) {

@@ -19,6 +19,10 @@ std::int64_t parse_duration_ns(std::string_view text);
 // Strict decimal parsing of a whole token; nullopt-free: throws UsageError.
 double parse_number(std::string_view text);
 
+// A wall-clock moment, ns since the Unix epoch: Unix seconds ("1764126000.5")
+// or ISO 8601 in UTC ("2026-11-26T03:00:00Z", "...T03:00:00.25+00:00").
+std::int64_t parse_wall_clock_ns(const std::string& text);
+
 // A load given as an absolute rate ("8G") or as a share of a link ("0.8", "80%").
 struct Load {
   double rate_bps = 0;  // set when absolute

@@ -168,14 +168,6 @@ TEST(CollectiveTrain, ComputeTimesFromProfileAndFlags) {
   EXPECT_THROW(compute_times(TrainOptions{}, no_compute), UsageError);
 }
 
-TEST(CollectiveTrain, StartAtTakesUnixSecondsAndIsoUtc) {
-  EXPECT_EQ(parse_start_at("1764126000.5"), 1764126000'500'000'000);
-  EXPECT_EQ(parse_start_at("2025-11-26T03:00:00Z"), 1764126000'000'000'000);
-  EXPECT_EQ(parse_start_at("2025-11-26T03:00:00.25+00:00"), 1764126000'250'000'000);
-  EXPECT_THROW(parse_start_at("2025-11-26T03:00:00+01:00"), UsageError);
-  EXPECT_THROW(parse_start_at("soon"), UsageError);
-}
-
 }  // namespace
 }  // namespace xtk::collective
 

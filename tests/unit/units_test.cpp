@@ -29,6 +29,14 @@ TEST(Units, Sizes) {
   EXPECT_THROW(parse_bytes("-4"), UsageError);
 }
 
+TEST(Units, WallClockTakesUnixSecondsAndIsoUtc) {
+  EXPECT_EQ(parse_wall_clock_ns("1764126000.5"), 1764126000'500'000'000);
+  EXPECT_EQ(parse_wall_clock_ns("2025-11-26T03:00:00Z"), 1764126000'000'000'000);
+  EXPECT_EQ(parse_wall_clock_ns("2025-11-26T03:00:00.25+00:00"), 1764126000'250'000'000);
+  EXPECT_THROW(parse_wall_clock_ns("2025-11-26T03:00:00+01:00"), UsageError);
+  EXPECT_THROW(parse_wall_clock_ns("soon"), UsageError);
+}
+
 TEST(Units, Durations) {
   EXPECT_EQ(parse_duration_ns("1ms"), 1'000'000);
   EXPECT_EQ(parse_duration_ns("500us"), 500'000);

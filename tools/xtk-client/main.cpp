@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
 #include <iostream>
 #include <sstream>
 
@@ -21,29 +20,6 @@ std::int64_t duration_flag(const std::string& text, const char* flag) {
   } catch (const xtk::UsageError& e) {
     throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
   }
-}
-
-// "1764126000.5" (Unix seconds) or "2026-11-26T03:00:00Z" / "...+00:00" (UTC).
-std::int64_t parse_start_at(const std::string& text) {
-  if (text.find('T') == std::string::npos) {
-    try {
-      return static_cast<std::int64_t>(xtk::parse_number(text) * 1e9);
-    } catch (const xtk::UsageError&) {
-      throw xtk::UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z", text));
-    }
-  }
-  std::tm tm{};
-  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  double fraction = 0;
-  if (rest != nullptr && *rest == '.') {
-    char* end = nullptr;
-    fraction = std::strtod(rest, &end);
-    rest = end;
-  }
-  if (rest == nullptr || !(std::string(rest) == "Z" || std::string(rest) == "+00:00")) {
-    throw xtk::UsageError(fmt::format("--start-at '{}': give Unix seconds or YYYY-MM-DDTHH:MM:SS[.fff]Z (UTC)", text));
-  }
-  return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000 + static_cast<std::int64_t>(fraction * 1e9);
 }
 
 std::vector<std::string> split_commas(const std::vector<std::string>& items) {
@@ -141,7 +117,13 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     o.retry_ns = duration_flag(retry, "--retry-for");
     o.grace_ns = duration_flag(grace, "--grace");
     o.duration_ns = duration_flag(duration, "--duration");
-    if (!start_at.empty()) o.start_at_realtime_ns = parse_start_at(start_at);
+    if (!start_at.empty()) {
+      try {
+        o.start_at_realtime_ns = xtk::parse_wall_clock_ns(start_at);
+      } catch (const xtk::UsageError& e) {
+        throw xtk::UsageError(fmt::format("--start-at {}", e.what()));
+      }
+    }
     o.token = xtk::token_from_phrase(token);
     if (!link.empty()) o.link_bps = xtk::parse_rate_bps(link);
     o.bulk_rate_bps = static_cast<std::uint64_t>(xtk::parse_rate_bps(bulk_rate));

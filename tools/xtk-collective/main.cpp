@@ -200,7 +200,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     train.caps.first_bytes = flag("--first-bucket", first_bucket, xc::parse_size);
     if (!compute.empty()) train.compute_ns = flag("--compute", compute, xtk::parse_duration_ns);
     if (!duration.empty()) train.duration_ns = flag("--duration", duration, xtk::parse_duration_ns);
-    if (!start_at.empty()) train.start_at_realtime_ns = xc::parse_start_at(start_at);
+    if (!start_at.empty()) train.start_at_realtime_ns = flag("--start-at", start_at, xtk::parse_wall_clock_ns);
     if (train.iterations > 0 && train.duration_ns > 0) throw xtk::UsageError("give --iters or --duration, not both");
     if (train.iterations == 0 && train.duration_ns == 0) train.iterations = 20;
     if (train.compute_scale < 0) throw xtk::UsageError("--compute-scale must not be negative");
