@@ -4,21 +4,14 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "core/data_files.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
-
-#ifndef XTK_CONFIG_DIR
-#define XTK_CONFIG_DIR ""
-#endif
-#ifndef XTK_INSTALL_CONFIG_DIR
-#define XTK_INSTALL_CONFIG_DIR ""
-#endif
 
 namespace xtk::collective {
 namespace {
@@ -153,26 +146,7 @@ ModelProfile read_profile(const std::string& path) {
 }
 
 std::string find_profile(const std::string& name_or_path) {
-  namespace fs = std::filesystem;
-  if (fs::is_regular_file(name_or_path)) return name_or_path;
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("XTK_MODEL_PATH")) {  // NOLINT(concurrency-mt-unsafe): read before threads start
-    std::stringstream list(env);
-    for (std::string dir; std::getline(list, dir, ':');) {
-      if (!dir.empty()) dirs.push_back(dir);
-    }
-  }
-  for (const char* base : {XTK_CONFIG_DIR, XTK_INSTALL_CONFIG_DIR}) {
-    if (*base) dirs.push_back(std::string(base) + "/models");
-  }
-  for (const auto& dir : dirs) {
-    const fs::path candidate = fs::path(dir) / (name_or_path + ".csv");
-    if (fs::is_regular_file(candidate)) return candidate.string();
-  }
-  std::string searched;
-  for (const auto& dir : dirs) searched += "\n  " + dir;
-  throw UsageError(
-      fmt::format("--model '{}': no such file, and no {}.csv in:{}", name_or_path, name_or_path, searched));
+  return find_data_file(name_or_path, DataKind{"XTK_MODEL_PATH", "models", ".csv", "--model"});
 }
 
 }  // namespace xtk::collective

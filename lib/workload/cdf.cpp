@@ -5,19 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/data_files.hpp"
 #include "core/error.hpp"
-
-#ifndef XTK_CONFIG_DIR
-#define XTK_CONFIG_DIR ""
-#endif
-#ifndef XTK_INSTALL_CONFIG_DIR
-#define XTK_INSTALL_CONFIG_DIR ""
-#endif
 
 namespace xtk {
 namespace {
@@ -177,25 +170,7 @@ std::uint64_t FlowSizeCdf::sample(Rng& rng, double scale) const {
 }
 
 std::string resolve_cdf_path(const std::string& name_or_path) {
-  namespace fs = std::filesystem;
-  if (fs::is_regular_file(name_or_path)) return name_or_path;
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("XTK_CDF_PATH")) {
-    std::stringstream list(env);
-    for (std::string dir; std::getline(list, dir, ':');) {
-      if (!dir.empty()) dirs.push_back(dir);
-    }
-  }
-  for (const char* base : {XTK_CONFIG_DIR, XTK_INSTALL_CONFIG_DIR}) {
-    if (*base) dirs.push_back(std::string(base) + "/cdf");
-  }
-  for (const auto& dir : dirs) {
-    const fs::path candidate = fs::path(dir) / (name_or_path + ".cdf");
-    if (fs::is_regular_file(candidate)) return candidate.string();
-  }
-  std::string searched;
-  for (const auto& dir : dirs) searched += "\n  " + dir;
-  throw UsageError(fmt::format("--cdf '{}': no such file, and no {}.cdf in:{}", name_or_path, name_or_path, searched));
+  return find_data_file(name_or_path, DataKind{"XTK_CDF_PATH", "cdf", ".cdf", "--cdf"});
 }
 
 }  // namespace xtk
