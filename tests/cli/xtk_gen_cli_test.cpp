@@ -1,32 +1,18 @@
 // xtk-gen as users run it: exit statuses, messages and files.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/run_tool.hpp"
+
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
+using Result = xtk::testing::ToolResult;
 
-Result run(const std::string& args) {
-  const std::string command = std::string(XTK_GEN_BIN) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) r.out.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
+Result run(const std::string& args) { return xtk::testing::run_tool_command(XTK_GEN_BIN, args); }
 
 class XtkGenCli : public ::testing::Test {
  protected:
