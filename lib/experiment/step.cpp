@@ -249,7 +249,8 @@ class Step {
         {"profile", plan_.profile}, {"load_bps", plan_.load_share * c_.link_bps}, {"load_share", plan_.load_share}};
     if (cross_traffic()) j["cross_traffic"]["start_realtime_ns"] = start_ns_;
     j["link_bps"] = c_.link_bps;
-    j["bottleneck"] = {{"host", ex_.host_label(0)}, {"link_bps", c_.link_bps}};
+    // The trace bins name hosts by address: so does table 7's bottleneck mark.
+    j["bottleneck"] = {{"host", ex_.address(0)}, {"link_bps", c_.link_bps}};
     nlohmann::json files;
     auto iterations = nlohmann::json::array();
     for (std::uint32_t r = 0; r < ranks_; ++r) iterations.push_back(fmt::format("iterations-{}.csv", r));

@@ -66,6 +66,7 @@ TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
   const fs::path loaded = fs::path(exp()) / "tiny-mlp/consistent/step01";
   for (const char* f : {"flows.csv", "counters.csv", "schedule.csv"}) EXPECT_TRUE(fs::exists(loaded / f)) << f;
   EXPECT_EQ(run_json(loaded)["bottleneck"]["counter"], "tx_bytes");
+  EXPECT_EQ(run_json(loaded)["bottleneck"]["host"], "10.77.0.1");  // as the trace bins name it
   EXPECT_TRUE(fs::exists(fs::path(exp()) / "tables" / "iteration_time.csv"));
   EXPECT_NE(result.output.find("Iteration time per cross-traffic step"), std::string::npos);
   EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-run"), std::string::npos) << "testbed left behind";
