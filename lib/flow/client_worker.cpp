@@ -37,6 +37,12 @@ constexpr std::int64_t kOpenCostNs = 30'000;
 // (the kernel retries it only after a second): the pool stops counting on it
 // and opens another, keeping it in case it completes.
 constexpr std::int64_t kStaleConnectNs = 3'000'000;
+// A SCHED_FIFO worker that never sleeps starves the kernel threads bound to
+// its CPU, until the kernel's fair-share server runs them ahead of it for
+// milliseconds. After this long without sleeping the worker pauses briefly
+// (kBreatheNs) while no start is near, so they run a little and often.
+constexpr std::int64_t kBreatheAfterNs = 2'000'000;
+constexpr std::int64_t kBreatheNs = 20'000;
 
 const std::vector<char>& zeros() {
   static const std::vector<char> buffer(kChunk, 0);
@@ -107,6 +113,7 @@ struct Worker::Impl {
   std::size_t ahead = 0;                // ring entries from the front counted into `upcoming`
   std::vector<std::uint32_t> short_of;  // destinations that may need connections opened ahead
   std::int64_t last_publish = 0;
+  std::int64_t last_sleep = 0;  // when the worker last slept (blocked in a wait)
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), epoll(epoll_create1(EPOLL_CLOEXEC)) {
     if (!epoll) throw Error(fmt::format("epoll_create1: {}", errno_text(errno)));
@@ -603,8 +610,14 @@ struct Worker::Impl {
     const std::int64_t now = monotonic_ns();
     std::int64_t wait_ns = deadline - now - (spin ? opt.spin_ns : 0);
     if (wait_ns < 0) wait_ns = 0;
+    if (opt.realtime && now - last_sleep > kBreatheAfterNs && deadline - now > kBreatheNs + opt.spin_ns + kYieldNs) {
+      const timespec pause = to_timespec(kBreatheNs);
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, nullptr);
+      last_sleep = monotonic_ns();
+    }
     const timespec timeout = to_timespec(wait_ns);
     const int n = epoll_pwait2(epoll.get(), events.data(), static_cast<int>(events.size()), &timeout, nullptr);
+    if (n == 0 && wait_ns > 0) last_sleep = monotonic_ns();
     for (int i = 0; i < n; ++i) {
       const std::int64_t now_i = monotonic_ns();
       // A flow start comes first; the events left are reported again (level-triggered).
