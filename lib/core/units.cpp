@@ -1,5 +1,7 @@
 #include "core/units.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <sstream>
 #include <utility>
 
 #include "core/error.hpp"
@@ -77,6 +80,29 @@ std::int64_t parse_wall_clock_ns(const std::string& text) {
   }
   return static_cast<std::int64_t>(timegm(&tm)) * 1'000'000'000 +
          static_cast<std::int64_t>(std::llround(fraction * 1e9));
+}
+
+std::vector<int> parse_cpu_list(const std::string& text, const std::string& flag) {
+  const long online = std::min(sysconf(_SC_NPROCESSORS_ONLN), 64L);
+  const auto number = [&](const std::string& digits) {
+    if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
+      throw UsageError(fmt::format("{} '{}': expected CPUs like 0,2-3", flag, text));
+    }
+    return std::stoi(digits);
+  };
+  std::vector<int> cpus;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto dash = item.find('-');
+    const int first = number(item.substr(0, dash));
+    const int last = dash == std::string::npos ? first : number(item.substr(dash + 1));
+    if (last < first || last >= online) {
+      throw UsageError(fmt::format("{} '{}': CPUs go from 0 to {} here", flag, text, online - 1));
+    }
+    for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
+  }
+  if (cpus.empty()) throw UsageError(fmt::format("{}: no CPU given", flag));
+  return cpus;
 }
 
 double parse_rate_bps(std::string_view text) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xtk {
 
@@ -22,6 +23,9 @@ double parse_number(std::string_view text);
 // A wall-clock moment, ns since the Unix epoch: Unix seconds ("1764126000.5")
 // or ISO 8601 in UTC ("2026-11-26T03:00:00Z", "...T03:00:00.25+00:00").
 std::int64_t parse_wall_clock_ns(const std::string& text);
+
+// "0,2-3" -> {0, 2, 3}, in order; each CPU must be online. Throws UsageError naming `flag`.
+std::vector<int> parse_cpu_list(const std::string& text, const std::string& flag);
 
 // A load given as an absolute rate ("8G") or as a share of a link ("0.8", "80%").
 struct Load {

@@ -696,17 +696,19 @@ struct Worker::Impl {
             deadline = std::min(deadline, shared.start_mono_ns + c->flow->plan.stop_ns);
         }
       }
+      // When waiting flows may get a new connection: a backoff ends, or the
+      // oldest handshake they count on turns stale.
+      std::int64_t refeed = INT64_MAX;
       for (const auto& ds : dsts) {
         if (ds.pending.empty()) continue;
-        if (ds.next_connect_abs > now) deadline = std::min(deadline, ds.next_connect_abs);
-        // When the oldest handshake the waiting flows count on turns stale.
+        if (ds.next_connect_abs > now) refeed = std::min(refeed, ds.next_connect_abs);
         const std::size_t fresh = fresh_connecting(ds, now);
         if (fresh > 0)
-          deadline = std::min(deadline, ds.connecting[ds.connecting.size() - fresh]->opened_abs + kStaleConnectNs + 1);
+          refeed = std::min(refeed, ds.connecting[ds.connecting.size() - fresh]->opened_abs + kStaleConnectNs + 1);
       }
-      wait_and_handle(deadline, spin, events);
+      wait_and_handle(std::min(deadline, refeed), spin, events);
       now = monotonic_ns();
-      if (pending > 0) {
+      if (now >= refeed) {
         for (std::uint32_t d = 0; d < dsts.size(); ++d) {
           if (!dsts[d].pending.empty()) feed_connections(d, now);
         }

@@ -50,29 +50,6 @@ void steer(const std::string& ns, const std::string& dev, const std::vector<int>
 
 }  // namespace
 
-std::vector<int> parse_cpu_list(const std::string& text, const std::string& flag) {
-  const long online = std::min(sysconf(_SC_NPROCESSORS_ONLN), 64L);
-  const auto number = [&](const std::string& digits) {
-    if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
-      throw UsageError(fmt::format("{} '{}': expected CPUs like 0,2-3", flag, text));
-    }
-    return std::stoi(digits);
-  };
-  std::vector<int> cpus;
-  std::istringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) {
-    const auto dash = item.find('-');
-    const int first = number(item.substr(0, dash));
-    const int last = dash == std::string::npos ? first : number(item.substr(dash + 1));
-    if (last < first || last >= online) {
-      throw UsageError(fmt::format("{} '{}': CPUs go from 0 to {} here", flag, text, online - 1));
-    }
-    for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
-  }
-  if (cpus.empty()) throw UsageError(fmt::format("{}: no CPU given", flag));
-  return cpus;
-}
-
 Shaping parse_shaping(const std::string& text) {
   Shaping s;
   const auto colon = text.find(':');

@@ -40,9 +40,6 @@ struct TestbedSpec {
   std::vector<int> net_cpus;
 };
 
-// "0,2-3" -> {0, 2, 3}; each CPU must be online. Throws UsageError naming `flag`.
-std::vector<int> parse_cpu_list(const std::string& text, const std::string& flag);
-
 class Testbed {
  public:
   // Builds the testbed, first removing any leftover one of the same name.

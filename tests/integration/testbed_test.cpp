@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "core/units.hpp"
 #include "testbed/testbed.hpp"
 #include "workload/generator.hpp"
 

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->capture_default_str();
   app.add_option("--spin", spin, "wake this long before a flow's start and spin to it")->capture_default_str();
   app.add_flag("--realtime", o.realtime, "SCHED_FIFO for the worker threads (root or CAP_SYS_NICE)");
-  app.add_option("--cpus", cpus, "pin worker i to the i-th CPU of this list, e.g. 1,2");
+  app.add_option("--cpus", cpus, "pin worker i to the i-th CPU of this list, e.g. 1,2 or 2-5");
   app.add_option("--cc", o.congestion_control, "TCP congestion control, e.g. cubic, dctcp, bbr");
   app.add_option("--sndbuf", o.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
   app.add_option("--rcvbuf", o.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
@@ -96,7 +96,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
 
   return xtk::run_tool(app, argc, argv, [&] {
     o.map = split_commas(map);
-    for (const auto& c : split_commas(cpus)) o.cpus.push_back(static_cast<int>(xtk::parse_number(c)));
+    for (const auto& item : split_commas(cpus)) {
+      for (int cpu : xtk::parse_cpu_list(item, "--cpus")) o.cpus.push_back(cpu);
+    }
     if (policy == "pool") {
       o.policy = xtk::ConnectionPolicy::pool;
     } else if (policy == "per-flow") {
