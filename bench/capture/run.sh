@@ -232,18 +232,41 @@ floor() {
   printf "$fmt" "$label" 0 "$((seconds * 1000))" "$(json "$tmp/floor.json" "'%.1f' % (j['error_p99_ns'] / 1e3)")" \
     - - - - "$(json "$tmp/floor.json" "'%.2f' % j['cpu_percent']")"
 }
+# The tuned configuration: the sampler pinned off CPU 0 (where the bench's other work lands when it
+# is confined), SCHED_FIFO, 20 us of spin, and idle CPUs kept polling (PM QoS) so that no wake-up
+# pays the exit from the VM's halt.
+tuned=(--cpu 1 --fifo 50 --spin 20us --cpu-wake-latency 0)
+floor_tuned=(--cpu 1 --fifo --spin 20 --cpu-wake-latency 0)
 floor "idle, floor (sleep only)"
 sampler "idle, all" net:eth0
 sampler "idle, few" "$few"
-ip netns exec "$h0" iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((6 * seconds + 4)) >/dev/null &
+floor "idle, floor, tuned" "${floor_tuned[@]}"
+sampler "idle, few, tuned" "$few" "${tuned[@]}"
+sampler "idle, all, tuned" net:eth0 "${tuned[@]}"
+ip netns exec "$h0" iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((9 * seconds + 4)) >/dev/null &
 load=$!
 sleep 1
 floor "iperf3 -P 4, floor (sleep only)"
 sampler "iperf3 -P 4, all" net:eth0
 sampler "iperf3 -P 4, few" "$few"
-floor "iperf3 -P 4, floor, SCHED_FIFO" fifo
+floor "iperf3 -P 4, floor, SCHED_FIFO" --fifo
 sampler "iperf3 -P 4, few, --fifo 50" "$few" --fifo 50
 sampler "iperf3 -P 4, few, --fifo 50 --spin 200us" "$few" --fifo 50 --spin 200us
+floor "iperf3 -P 4, floor, tuned" "${floor_tuned[@]}"
+sampler "iperf3 -P 4, few, tuned" "$few" "${tuned[@]}"
+sampler "iperf3 -P 4, all, tuned" net:eth0 "${tuned[@]}"
+wait "$load" || true
+# The load kept off the sampler's CPU, as on a host whose sampler has a core of its own: iperf3 on
+# CPU 0 and the testbed's receive processing steered there (RPS, xtk-testbed --net-cpus 0).
+"$testbed" up "$name" --hosts 2 --no-offloads --net-cpus 0 >/dev/null
+in_h1 iperf3 -s -D -p 5201 --pidfile "$tmp/iperf3.pid"
+sleep 0.5
+ip netns exec "$h0" taskset -c 0 iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((3 * seconds + 4)) >/dev/null &
+load=$!
+sleep 1
+floor "iperf3 -P 4 on CPU 0, floor, tuned" "${floor_tuned[@]}"
+sampler "iperf3 -P 4 on CPU 0, few, tuned" "$few" "${tuned[@]}"
+sampler "iperf3 -P 4 on CPU 0, all, tuned" net:eth0 "${tuned[@]}"
 wait "$load" || true
 echo
 echo "run.sh: done"

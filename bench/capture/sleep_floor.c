@@ -1,16 +1,23 @@
 /* The floor under any 1 kHz sampler on this machine: a loop that only sleeps
  * to absolute CLOCK_MONOTONIC deadlines (timer slack 1 ns) and stamps its
  * wake-ups, reading nothing. Prints the same figures as xtk-log counters
- * --json: p99 |interval - period| in ns and CPU in % of one core.
+ * --json: p99 |interval - period| in ns and CPU in % of one core. The options
+ * are those of xtk-log counters, so each sampler row has its floor:
  *
- *   cc -O2 -o sleep_floor sleep_floor.c && ./sleep_floor SECONDS [fifo]
+ *   cc -O2 -o sleep_floor sleep_floor.c
+ *   ./sleep_floor SECONDS [--fifo] [--cpu N] [--spin US] [--cpu-wake-latency US]
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static long long now_ns(void) {
   struct timespec t;
@@ -23,19 +30,48 @@ static int by_value(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
+static void die(const char* what) {
+  perror(what);
+  exit(1);
+}
+
 int main(int argc, char** argv) {
-  const long long period = 1000000, samples = (argc > 1 ? atoll(argv[1]) : 10) * 1000;
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  if (argc > 2) {
-    struct sched_param p = {.sched_priority = 50};
-    if (sched_setscheduler(0, SCHED_FIFO, &p) != 0) perror("SCHED_FIFO");
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s SECONDS [--fifo] [--cpu N] [--spin US] [--cpu-wake-latency US]\n", argv[0]);
+    return 2;
   }
+  const long long period = 1000000, samples = atoll(argv[1]) * 1000;
+  long long spin = 0;
+  for (int i = 2; i < argc; ++i) {
+    if (strcmp(argv[i], "--fifo") == 0) {
+      struct sched_param p = {.sched_priority = 50};
+      if (sched_setscheduler(0, SCHED_FIFO, &p) != 0) die("SCHED_FIFO");
+    } else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(atoi(argv[++i]), &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0) die("--cpu");
+    } else if (strcmp(argv[i], "--spin") == 0 && i + 1 < argc) {
+      spin = atoll(argv[++i]) * 1000;
+    } else if (strcmp(argv[i], "--cpu-wake-latency") == 0 && i + 1 < argc) {
+      /* Held open until exit: the PM QoS request lasts as long as the file. */
+      const int fd = open("/dev/cpu_dma_latency", O_WRONLY);
+      const int32_t us = atoi(argv[++i]);
+      if (fd < 0 || write(fd, &us, sizeof us) != sizeof us) die("/dev/cpu_dma_latency");
+    } else {
+      fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[i]);
+      return 2;
+    }
+  }
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   long long* errors = malloc(sizeof(long long) * samples);
   long long deadline = now_ns(), previous = 0, n = 0;
   for (long long i = 0; i < samples; ++i) {
-    struct timespec t = {deadline / 1000000000LL, deadline % 1000000000LL};
+    const long long wake = deadline - spin;
+    struct timespec t = {wake / 1000000000LL, wake % 1000000000LL};
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
-    const long long woke = now_ns();
+    long long woke = now_ns();
+    while (woke < deadline) woke = now_ns();
     if (previous > 0) errors[n++] = llabs(woke - previous - period);
     previous = woke;
     deadline += period;

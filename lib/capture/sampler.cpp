@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "capture/counters_writer.hpp"
 #include "core/clock.hpp"
+#include "core/cpu_latency.hpp"
 #include "core/error.hpp"
 
 namespace xtk::capture {
@@ -63,6 +65,7 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
   if (o.period_ns < 10'000) throw UsageError("--period: at least 10us");
   if (o.spin_ns < 0 || o.spin_ns >= o.period_ns) throw UsageError("--spin: from 0 to less than the period");
   SamplerReport report;
+  report.options = o;
   report.period_ns = o.period_ns;
   report.slow_ns = o.slow_ns > 0 ? o.slow_ns : default_slow_ns(o.period_ns);
   report.out = o.out;
@@ -83,6 +86,10 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
     active.push_back(std::move(a));
   }
   set_scheduling(o);
+  std::optional<CpuLatencyRequest> wake_latency;
+  if (o.cpu_wake_latency_ns >= 0) {
+    wake_latency.emplace(static_cast<int>(o.cpu_wake_latency_ns / 1000), "--cpu-wake-latency");
+  }
 
   const std::int64_t start = monotonic_ns();
   const std::int64_t cpu_start = cpu_ns();

@@ -19,11 +19,12 @@ namespace xtk::capture {
 
 struct SamplerOptions {
   std::int64_t period_ns = 1'000'000;
-  std::int64_t duration_ns = 0;  // 0: until stopped
-  std::int64_t slow_ns = 0;      // 0: max(50 us, period / 10)
-  int cpu = -1;                  // pin the sampling thread to this CPU
-  int fifo_priority = 0;         // SCHED_FIFO at this priority (1-99); 0: normal scheduling
-  std::int64_t spin_ns = 0;      // wake this long before each deadline and busy-wait to it (CPU for precision)
+  std::int64_t duration_ns = 0;           // 0: until stopped
+  std::int64_t slow_ns = 0;               // 0: max(50 us, period / 10)
+  int cpu = -1;                           // pin the sampling thread to this CPU
+  int fifo_priority = 0;                  // SCHED_FIFO at this priority (1-99); 0: normal scheduling
+  std::int64_t spin_ns = 0;               // wake this long before each deadline and busy-wait to it (CPU for precision)
+  std::int64_t cpu_wake_latency_ns = -1;  // PM QoS limit on idle-state exit while sampling; -1: leave as is
   std::string out = "counters.csv";
   std::vector<std::pair<std::string, std::string>> header;  // extra `# key=value` lines
 };
@@ -31,6 +32,7 @@ struct SamplerOptions {
 std::int64_t default_slow_ns(std::int64_t period_ns);
 
 struct SamplerReport {
+  SamplerOptions options;  // as run, so the report says how it was taken
   std::int64_t period_ns = 0, slow_ns = 0;
   std::uint64_t samples = 0, rows = 0, counters = 0;
   std::uint64_t slow = 0;    // samples flagged slow

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -250,6 +252,36 @@ TEST_F(CaptureCounters, SamplerWritesAValidFileAndReportsTheIntervals) {
   EXPECT_EQ(rates.counters[0].intervals, r.samples - 1);
   EXPECT_EQ(rates.counters[0].delta, (r.samples - 1) * 1000);
   EXPECT_EQ(rates.period_ns, 1'000'000);
+}
+
+// The machine's PM QoS target: what /dev/cpu_dma_latency reads, in us.
+std::optional<std::int32_t> cpu_wake_latency_target() {
+  std::ifstream in("/dev/cpu_dma_latency", std::ios::binary);
+  std::int32_t value = 0;
+  if (!in.read(reinterpret_cast<char*>(&value), sizeof value)) return std::nullopt;
+  return value;
+}
+
+TEST_F(CaptureCounters, SamplerHoldsTheCpuWakeLatencyRequestOnlyWhileItRuns) {
+  const auto before = cpu_wake_latency_target();
+  if (!before) GTEST_SKIP() << "/dev/cpu_dma_latency cannot be read here (needs root)";
+  if (*before == 0) GTEST_SKIP() << "another process holds the CPUs polling already";
+  std::vector<std::unique_ptr<CounterSource>> sources;
+  for (auto& s : open_sources(parse_source_spec("net:lo=rx_bytes"))) sources.push_back(std::move(s));
+  SamplerOptions o;
+  o.duration_ns = 400'000'000;
+  o.cpu_wake_latency_ns = 0;
+  o.out = path("c.csv");
+  std::atomic<bool> stop{false};
+  SamplerReport r;
+  std::thread sampler([&] { r = run_sampler(sources, o, stop); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto during = cpu_wake_latency_target();
+  sampler.join();
+  EXPECT_EQ(during, 0);
+  EXPECT_EQ(cpu_wake_latency_target(), before);
+  EXPECT_EQ(r.options.cpu_wake_latency_ns, 0);
+  EXPECT_GT(r.samples, 0u);
 }
 
 TEST_F(CaptureCounters, SamplerStopsASourceThatGoesAwayAndEndsWhenNoneIsLeft) {

@@ -31,7 +31,7 @@ T unit_flag(T (*parse)(std::string_view), const std::string& text, std::string_v
 
 struct CounterFlags {
   std::vector<std::string> sources;
-  std::string period = "1ms", duration = "0", slow, spin = "0", out = "counters.csv";
+  std::string period = "1ms", duration = "0", slow, spin = "0", wake_latency, out = "counters.csv";
   int cpu = -1, fifo = 0;
   bool list = false, json = false;
 };
@@ -56,6 +56,11 @@ void print_sampler_report(const cap::SamplerReport& r, std::ostream& out) {
   }
   out << fmt::format("  slow samples {} (reads over {}), missed deadlines {}, CPU {:.2f} % of one core\n", r.slow,
                      xtk::format_duration(r.slow_ns), r.missed, r.cpu_percent);
+  const auto& o = r.options;
+  out << fmt::format("  scheduling: cpu {}, fifo {}, spin {}, cpu wake latency {}\n",
+                     o.cpu >= 0 ? std::to_string(o.cpu) : "any",
+                     o.fifo_priority > 0 ? std::to_string(o.fifo_priority) : "off", xtk::format_duration(o.spin_ns),
+                     o.cpu_wake_latency_ns >= 0 ? xtk::format_duration(o.cpu_wake_latency_ns) : "as is");
   for (const auto& v : r.vanished) out << "  gone: " << v << '\n';
 }
 
@@ -65,6 +70,10 @@ nlohmann::json sampler_json(const cap::SamplerReport& r) {
           {"out", r.out},
           {"period_ns", r.period_ns},
           {"slow_limit_ns", r.slow_ns},
+          {"cpu", r.options.cpu},
+          {"fifo_priority", r.options.fifo_priority},
+          {"spin_ns", r.options.spin_ns},
+          {"cpu_wake_latency_ns", r.options.cpu_wake_latency_ns},
           {"samples", r.samples},
           {"counters", r.counters},
           {"rows", r.rows},
@@ -119,6 +128,10 @@ void run_counters(const CounterFlags& f) {
   if (!f.slow.empty()) o.slow_ns = unit_flag(xtk::parse_duration_ns, f.slow, "--slow-limit");
   if (f.fifo < 0 || f.fifo > 99) throw xtk::UsageError("--fifo: a priority from 1 to 99 (0 = off)");
   o.spin_ns = unit_flag(xtk::parse_duration_ns, f.spin, "--spin");
+  if (!f.wake_latency.empty()) {
+    o.cpu_wake_latency_ns = unit_flag(xtk::parse_duration_ns, f.wake_latency, "--cpu-wake-latency");
+    if (o.cpu_wake_latency_ns < 0) throw xtk::UsageError("--cpu-wake-latency: 0 or more (0 = idle CPUs poll)");
+  }
   o.cpu = f.cpu;
   o.fifo_priority = f.fifo;
   o.out = f.out;
@@ -231,6 +244,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   counters->add_option("--fifo", c.fifo, "SCHED_FIFO priority 1-99 for the sampling thread (root)");
   counters->add_option("--spin", c.spin, "wake this long before each deadline and spin to it: precise, costs CPU")
       ->capture_default_str();
+  counters->add_option("--cpu-wake-latency", c.wake_latency,
+                       "while sampling, keep every CPU out of idle states slower than this to leave "
+                       "(PM QoS; 0 = idle CPUs poll): sleeps end on time, the machine draws more power (root)");
   counters->add_flag("--list", c.list, "list the sources and counters found (with -s: those it selects) and exit");
   counters->add_flag("--json", c.json, "the end report (or --list) as JSON");
 
