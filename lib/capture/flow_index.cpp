@@ -4,10 +4,9 @@ namespace xtk::capture {
 
 FlowIndex::FlowIndex() : slots_(1024, 0), mask_(1023) {}
 
-std::uint32_t FlowIndex::find_or_add(const FlowKey& key, bool& added) {
+std::uint32_t FlowIndex::find_or_add(const FlowKey& key, std::uint64_t h, bool& added) {
   added = false;
-  if (last_ != UINT32_MAX && keys_[last_] == key) return last_;
-  const std::uint64_t h = key.hash();
+  if (last_ != kNone && keys_[last_] == key) return last_;
   const std::uint64_t tag = h & 0xffffffff00000000ULL;
   for (std::uint64_t i = h & mask_;; i = (i + 1) & mask_) {
     const std::uint64_t slot = slots_[i];

@@ -175,8 +175,7 @@ TraceResult analyze_trace(const TraceOptions& o) {
       stamps[n++] = r.ts_ns;
     }
     // A separate pass: hashing a key just written by dissect() would stall on store forwarding.
-    for (std::size_t i = 0; i < n; ++i) flows.prefetch(batch[i].key);
-    for (std::size_t i = 0; i < n; ++i) flows.add(batch[i], stamps[i]);
+    flows.add_batch(batch, stamps, n);
   }
   result.damage = merge.damage();
   flows.finish();
