@@ -142,7 +142,7 @@ def timer_floor(mean_gap_us, seconds):
     time.sleep(0.2)
     client = start(["iperf3", "-c", "127.0.0.1", "-p", "7310", "-t", str(seconds + 2)])
     time.sleep(0.5)
-    out = run([TIMER_FLOOR, f"{mean_gap_us:.3f}", str(seconds), "100", "1"]).split()
+    out = run([TIMER_FLOOR, f"{mean_gap_us:.3f}", str(seconds), "100", "1", "0"]).split()
     stop(client)
     stop(load)
     return {"events": int(out[0]), "p50": float(out[1]), "p99": float(out[2]), "max": float(out[3]),
@@ -165,6 +165,7 @@ def replay(path, seconds, tmp, extra=()):
     records = os.path.join(tmp, "records.csv")
     client = subprocess.Popen(in_ns(H0, [TOOLS["xtk-client"], path, "--map", f"h1={H1_ADDR}", "-o", records,
                                          "--json", "--start-at", f"{start_at:.6f}", "--realtime", "--cpus", "1",
+                                         "--cpu-wake-latency", "0",
                                          *extra]),
                               stdout=subprocess.PIPE, text=True)
     started.append(client)

@@ -4,8 +4,9 @@
 // on a pinned core when permitted). bench/flow/run.sh holds xtk-client's
 // lateness against it, measured in the same run.
 //
-//   xtk-bench-timer-floor MEAN_GAP_US SECONDS GUARD_US CPU
+//   xtk-bench-timer-floor MEAN_GAP_US SECONDS GUARD_US CPU [WAKE_LATENCY_US]
 // prints: events p50_us p99_us max_us fifo(0|1)
+// WAKE_LATENCY_US holds a PM QoS request as xtk-client --cpu-wake-latency does.
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -15,8 +16,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <vector>
+
+#include "core/cpu_latency.hpp"
 
 namespace {
 
@@ -29,10 +33,12 @@ long long now_ns() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s MEAN_GAP_US SECONDS GUARD_US CPU\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s MEAN_GAP_US SECONDS GUARD_US CPU [WAKE_LATENCY_US]\n", argv[0]);
     return 2;
   }
+  std::optional<xtk::CpuLatencyRequest> wake_latency;
+  if (argc == 6) wake_latency.emplace(std::atoi(argv[5]), "WAKE_LATENCY_US");
   const double mean_gap_ns = std::atof(argv[1]) * 1e3;
   const long long duration_ns = static_cast<long long>(std::atof(argv[2]) * 1e9);
   const long long guard_ns = static_cast<long long>(std::atof(argv[3]) * 1e3);

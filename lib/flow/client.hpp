@@ -37,6 +37,8 @@ struct ClientOptions {
   std::int64_t spin_ns = 100'000;  // wake this long before a start and spin to it
   bool realtime = false;           // SCHED_FIFO for the workers when permitted
   std::vector<int> cpus;           // pin worker i to cpus[i % size]
+  // PM QoS limit on idle-state exit while the client runs (0: idle CPUs poll); -1: leave as is.
+  std::int64_t cpu_wake_latency_ns = -1;
   std::string congestion_control;  // empty: the kernel's default
   int send_buffer = 0, receive_buffer = 0;
   bool nodelay = true;

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   std::vector<std::string> map, cpus;
   std::string policy = "pool", direction = "push", spin = "100us", pool_ahead = "10ms", flow_timeout = "60s",
               retry = "5s", grace = "2s";
-  std::string duration = "0", start_at, token, link, bulk_rate = "0";
+  std::string duration = "0", start_at, token, link, bulk_rate = "0", wake_latency;
   bool json = false, no_nodelay = false, no_progress = false;
   app.add_option("schedule", o.schedule, "schedule file from xtk-gen ('-' = stdin)");
   app.add_option("-o,--records", o.records, "flow records, CSV or JSON Lines by extension (.jsonl)")
@@ -72,6 +72,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("--spin", spin, "wake this long before a flow's start and spin to it")->capture_default_str();
   app.add_flag("--realtime", o.realtime, "SCHED_FIFO for the worker threads (root or CAP_SYS_NICE)");
   app.add_option("--cpus", cpus, "pin worker i to the i-th CPU of this list, e.g. 1,2 or 2-5");
+  app.add_option("--cpu-wake-latency", wake_latency,
+                 "while running, keep every CPU out of idle states slower than this to leave (PM QoS; 0 = idle "
+                 "CPUs poll): wake-ups before starts come on time, the machine draws more power (root)");
   app.add_option("--cc", o.congestion_control, "TCP congestion control, e.g. cubic, dctcp, bbr");
   app.add_option("--sndbuf", o.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
   app.add_option("--rcvbuf", o.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
@@ -115,6 +118,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     }
     o.spin_ns = duration_flag(spin, "--spin");
     o.pool_ahead_ns = duration_flag(pool_ahead, "--pool-ahead");
+    if (!wake_latency.empty()) {
+      o.cpu_wake_latency_ns = duration_flag(wake_latency, "--cpu-wake-latency");
+      if (o.cpu_wake_latency_ns < 0) throw xtk::UsageError("--cpu-wake-latency: 0 or more (0 = idle CPUs poll)");
+    }
     o.flow_timeout_ns = duration_flag(flow_timeout, "--flow-timeout");
     o.retry_ns = duration_flag(retry, "--retry-for");
     o.grace_ns = duration_flag(grace, "--grace");
