@@ -4,6 +4,7 @@
 // address to another); the flow table is always per flow.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -39,21 +40,25 @@ class FlowAccounting {
   // The same for a batch, in stages: with many flows each packet's flow
   // table slot, key, totals and bin misses the cache, and the misses of a
   // batch then overlap instead of following one another.
-  template <std::size_t N>
-  void add_batch(const std::array<Packet, N>& packets, const std::array<std::int64_t, N>& stamps, std::size_t n) {
-    std::array<std::uint64_t, N> hashes;
-    for (std::size_t i = 0; i < n; ++i) {
-      hashes[i] = packets[i].key.hash();
-      flows_.prefetch_slot(hashes[i]);
+  void add_batch(const Packet* packets, const std::int64_t* stamps, std::size_t n) {
+    constexpr std::size_t kStage = 32;  // lines prefetched at once: well within L1
+    std::array<std::uint64_t, kStage> hashes;
+    for (std::size_t first = 0; first < n; first += kStage) {
+      const std::size_t count = std::min(kStage, n - first);
+      const Packet* p = packets + first;
+      for (std::size_t i = 0; i < count; ++i) {
+        hashes[i] = p[i].key.hash();
+        flows_.prefetch_slot(hashes[i]);
+      }
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint32_t index = flows_.candidate(hashes[i]);
+        if (index == FlowIndex::kNone) continue;
+        flows_.prefetch_key(index);
+        __builtin_prefetch(&stats_[index]);
+        if (per_ == BinKey::flow) binner_.prefetch(index);
+      }
+      for (std::size_t i = 0; i < count; ++i) add(p[i], hashes[i], stamps[first + i]);
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t index = flows_.candidate(hashes[i]);
-      if (index == FlowIndex::kNone) continue;
-      flows_.prefetch_key(index);
-      __builtin_prefetch(&stats_[index]);
-      if (per_ == BinKey::flow) binner_.prefetch(index);
-    }
-    for (std::size_t i = 0; i < n; ++i) add(packets[i], hashes[i], stamps[i]);
   }
   void finish() { binner_.finish(); }
 

@@ -175,7 +175,7 @@ TraceResult analyze_trace(const TraceOptions& o) {
       stamps[n++] = r.ts_ns;
     }
     // A separate pass: hashing a key just written by dissect() would stall on store forwarding.
-    flows.add_batch(batch, stamps, n);
+    flows.add_batch(batch.data(), stamps.data(), n);
   }
   result.damage = merge.damage();
   flows.finish();
