@@ -259,8 +259,10 @@ wait "$load" || true
 # The load kept off the sampler's CPU, as on a host whose sampler has a core of its own: iperf3 on
 # CPU 0 and the testbed's receive processing steered there (RPS, xtk-testbed --net-cpus 0).
 "$testbed" up "$name" --hosts 2 --no-offloads --net-cpus 0 >/dev/null
-in_h1 iperf3 -s -D -p 5201 --pidfile "$tmp/iperf3.pid"
-sleep 0.5
+# A fresh pidfile: iperf3 will not start while the old one names a PID that is still being reaped.
+in_h1 iperf3 -s -D -p 5201 --pidfile "$tmp/iperf3-confined.pid"
+for _ in $(seq 50); do in_h1 ss -ltn | grep -q ':5201 ' && break; sleep 0.1; done
+in_h1 ss -ltn | grep -q ':5201 ' || { echo "run.sh: iperf3 server did not start in h1" >&2; exit 1; }
 ip netns exec "$h0" taskset -c 0 iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((3 * seconds + 4)) >/dev/null &
 load=$!
 sleep 1
