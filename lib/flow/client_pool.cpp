@@ -1,0 +1,166 @@
+// The worker's connection pool: connections per destination, opened ahead of
+// the flows due within --pool-ahead (plus --pool-init spares) while the next
+// start leaves time, retried with backoff when connecting fails, and
+// handshakes that take too long no longer counted on.
+#include <algorithm>
+
+#include "core/clock.hpp"
+#include "flow/client_worker_impl.hpp"
+
+namespace xtk::client_detail {
+namespace {
+
+constexpr std::int64_t kMinBackoffNs = 10'000'000, kMaxBackoffNs = 1'000'000'000;
+// More than opening one connection costs the worker (socket, options, SYN):
+// connections are opened ahead only while the next start is further away.
+constexpr std::int64_t kOpenCostNs = 30'000;
+
+}  // namespace
+
+void Worker::Impl::close_connection(Connection& c) {
+  DestinationState& ds = dst_state(c.dst);
+  --ds.open;  // closing the socket also takes it out of the epoll set
+  if (c.state == Connection::State::connecting) forget_connecting(ds, c);
+  if (c.state == Connection::State::idle) ds.idle.erase(std::find(ds.idle.begin(), ds.idle.end(), &c));
+  if (c.flow) {
+    --active;
+    if (c.flow->plan.stream) --streams;
+  }
+  connections.erase(&c);
+}
+
+void Worker::Impl::forget_connecting(DestinationState& ds, Connection& c) {
+  ds.connecting.erase(std::find(ds.connecting.begin(), ds.connecting.end(), &c));
+}
+
+// Handshakes that may still complete soon (not stale).
+std::size_t Worker::Impl::fresh_connecting(const DestinationState& ds, std::int64_t now) {
+  std::size_t stale = 0;
+  while (stale < ds.connecting.size() && now - ds.connecting[stale]->opened_abs > kStaleConnectNs) ++stale;
+  return ds.connecting.size() - stale;
+}
+
+// Opens a connection to `dst`, with `flow` attached for the per-flow policy.
+void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm) {
+  DestinationState& ds = dst_state(dst);
+  int error = 0;
+  Fd fd = connect_tcp_nonblocking(shared.destinations[dst].address, &error);
+  if (!fd) {
+    connect_failed(dst, error, now, std::move(flow));
+    return;
+  }
+  set_nodelay(fd.get(), opt.nodelay);
+  set_buffers(fd.get(), opt.send_buffer, opt.receive_buffer);
+  if (!opt.congestion_control.empty()) set_congestion_control(fd.get(), opt.congestion_control);
+  auto c = std::make_unique<Connection>();
+  c->fd = std::move(fd);
+  c->dst = dst;
+  c->warm = warm;
+  if (flow) {
+    ++active;
+    if (flow->plan.stream) ++streams;
+    c->flow = std::move(flow);
+  }
+  ++ds.open;
+  c->opened_abs = now;
+  ds.connecting.push_back(c.get());
+  Connection& ref = *c;
+  connections.emplace(&ref, std::move(c));
+  set_events(ref, EPOLLOUT);
+}
+
+void Worker::Impl::connect_failed(std::uint32_t dst, int error, std::int64_t now, std::unique_ptr<ActiveFlow> flow) {
+  DestinationState& ds = dst_state(dst);
+  ds.last_error = fmt::format("connect to {}: {}", shared.destinations[dst].address.to_string(), errno_text(error));
+  if (ds.failing_since == 0) ds.failing_since = now;
+  ds.backoff_ns = std::clamp(ds.backoff_ns * 2, kMinBackoffNs, kMaxBackoffNs);
+  ds.next_connect_abs = now + ds.backoff_ns;
+  if (flow) {
+    ds.pending.push_front(flow->plan);  // per-flow: the next attempt restarts its clock
+    ++pending;
+  }
+}
+
+// Opens what the pending flows of `dst` need, within the limit and the backoff.
+void Worker::Impl::feed_connections(std::uint32_t dst, std::int64_t now) {
+  DestinationState& ds = dst_state(dst);
+  if (now < ds.next_connect_abs || shared.stopping.load(std::memory_order_relaxed)) return;
+  if (opt.policy == ConnectionPolicy::per_flow) {
+    while (!ds.pending.empty() && ds.open < opt.pool_limit) {
+      auto flow = std::make_unique<ActiveFlow>();
+      flow->plan = ds.pending.front();
+      flow->start_abs = now;  // the handshake counts in the FCT
+      ds.pending.pop_front();
+      --pending;
+      open_connection(dst, now, std::move(flow), false);
+      if (ds.next_connect_abs > now) return;  // that attempt failed at once
+    }
+    return;
+  }
+  while (ds.pending.size() > fresh_connecting(ds, now) && ds.open < opt.pool_limit) {
+    open_connection(dst, now, nullptr, false);
+    if (ds.next_connect_abs > now) return;
+  }
+  top_up(dst, now);
+}
+
+// Pool: keeps a connection open or opening for every flow of `dst` due
+// within --pool-ahead plus --pool-init spares, so a flow finds one ready
+// instead of waiting for a handshake. Returns false when time ran out
+// (the next start is too close to open another one now).
+bool Worker::Impl::top_up(std::uint32_t dst, std::int64_t now) {
+  DestinationState& ds = dst_state(dst);
+  if (opt.policy != ConnectionPolicy::pool || now < ds.next_connect_abs) return true;
+  while (ds.idle.size() + fresh_connecting(ds, now) < opt.pool_init + ds.upcoming && ds.open < opt.pool_limit) {
+    if (now + kOpenCostNs + opt.spin_ns >= next_due()) return false;
+    open_connection(dst, now, nullptr, false);
+    if (ds.next_connect_abs > now) return true;
+    now = monotonic_ns();
+  }
+  return true;
+}
+
+void Worker::Impl::short_list(std::uint32_t dst) {
+  DestinationState& ds = dst_state(dst);
+  if (ds.short_listed || opt.policy != ConnectionPolicy::pool) return;
+  ds.short_listed = true;
+  short_of.push_back(dst);
+}
+
+// Counts the flows due within --pool-ahead into their destination's
+// `upcoming` and opens the connections they need while there is time.
+void Worker::Impl::open_ahead(std::int64_t now) {
+  if (opt.policy != ConnectionPolicy::pool) return;
+  const std::int64_t horizon = relative(now) + opt.pool_ahead_ns;
+  while (const PlannedFlow* plan = self.ring_.peek(ahead)) {
+    if (plan->sched_ns > horizon) break;
+    ++ahead;
+    if (plan->stream) continue;
+    ++dst_state(plan->dst).upcoming;
+    short_list(plan->dst);
+  }
+  while (!short_of.empty()) {
+    const std::uint32_t dst = short_of.back();
+    if (!top_up(dst, monotonic_ns())) return;
+    dst_state(dst).short_listed = false;
+    short_of.pop_back();
+  }
+}
+
+// Takes the front flow off the ring, uncounting it from `upcoming`.
+void Worker::Impl::pop_front() {
+  const PlannedFlow& plan = *self.ring_.front();
+  if (ahead > 0) {
+    --ahead;
+    if (!plan.stream) --dst_state(plan.dst).upcoming;
+  }
+  self.ring_.pop();
+}
+
+// No connection can take a new flow to `dst` now: the pool is busy and full.
+bool Worker::Impl::saturated(std::uint32_t dst) {
+  const DestinationState& ds = dst_state(dst);
+  return ds.open >= opt.pool_limit && (opt.policy == ConnectionPolicy::per_flow || ds.idle.empty());
+}
+
+}  // namespace xtk::client_detail

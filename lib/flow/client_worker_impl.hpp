@@ -1,0 +1,141 @@
+// One worker thread of the client: the feeder (client.cpp) hands it flows
+// through its ring; it starts each at its deadline on a connection of its
+// pool and moves the flow's bytes. Its parts live in two files:
+//   client_worker.cpp  the event loop, the timing of starts, each flow's I/O;
+//   client_pool.cpp    the connection pool: per-destination state, opening
+//                      ahead of starts (--pool-ahead), backoff, stale handshakes.
+// Internal to lib/flow.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "flow/client_worker.hpp"
+
+namespace xtk::client_detail {
+
+// A handshake not done after this long may have lost its SYN in a full queue
+// (the kernel retries it only after a second): the pool stops counting on it
+// and opens another, keeping it in case it completes.
+constexpr std::int64_t kStaleConnectNs = 3'000'000;
+
+struct ActiveFlow {
+  PlannedFlow plan;
+  std::int64_t start_abs = 0;
+  HeaderBytes header{};
+  std::size_t header_sent = 0;
+  std::uint64_t payload_left = 0, receive_left = 0, stream_bytes = 0;
+  AckBytes ack{};
+  std::size_t ack_got = 0;
+};
+
+struct Connection {
+  enum class State { connecting, idle, busy } state = State::connecting;
+  Fd fd;
+  std::uint32_t dst = 0;
+  std::unique_ptr<ActiveFlow> flow;  // per-flow policy: attached while connecting too
+  int dscp = 0;
+  std::uint64_t pacing_bps = 0;
+  std::uint32_t events = 0;
+  bool warm = false;  // opened before the start
+  std::int64_t opened_abs = 0;
+};
+
+struct DestinationState {
+  std::vector<Connection*> idle;
+  std::size_t open = 0;
+  std::vector<Connection*> connecting;  // handshakes in progress, oldest first
+  std::size_t upcoming = 0;             // flows due within --pool-ahead, not started yet
+  bool short_listed = false;            // in Impl::short_of
+  std::deque<PlannedFlow> pending;      // due, waiting for a connection
+  std::int64_t next_connect_abs = 0, backoff_ns = 0, failing_since = 0;
+  std::string last_error;
+};
+
+inline std::string errno_text(int error) { return std::strerror(error); }
+
+struct Worker::Impl {
+  Shared& shared;
+  const ClientOptions& opt;
+  Worker& self;
+  Fd epoll;
+  std::unordered_map<Connection*, std::unique_ptr<Connection>> connections;
+  std::vector<DestinationState> dsts;
+  std::vector<FlowRecord> batch;
+  std::vector<std::string> warnings;
+  std::size_t warm_left = 0, active = 0, pending = 0, streams = 0;
+  std::uint64_t connection_waits = 0;
+  std::size_t ahead = 0;                // ring entries from the front counted into `upcoming`
+  std::vector<std::uint32_t> short_of;  // destinations that may need connections opened ahead
+  std::int64_t last_publish = 0;
+  std::int64_t last_sleep = 0;  // when the worker last slept (blocked in a wait)
+
+  Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), epoll(epoll_create1(EPOLL_CLOEXEC)) {
+    if (!epoll) throw Error(fmt::format("epoll_create1: {}", errno_text(errno)));
+  }
+
+  DestinationState& dst_state(std::uint32_t dst) {
+    if (dst >= dsts.size()) dsts.resize(dst + 1);
+    return dsts[dst];
+  }
+
+  std::int64_t relative(std::int64_t abs) const { return abs - shared.start_mono_ns; }
+
+  // When the next flow in the ring is due (absolute), or "never".
+  std::int64_t next_due() const {
+    if (shared.stopping.load(std::memory_order_relaxed)) return INT64_MAX;
+    const PlannedFlow* plan = self.ring_.front();
+    return plan ? shared.start_mono_ns + plan->sched_ns : INT64_MAX;
+  }
+
+  void set_events(Connection& c, std::uint32_t events) {
+    if (c.events == events) return;
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.ptr = &c;
+    epoll_ctl(epoll.get(), c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd.get(), &ev);
+    c.events = events;
+  }
+
+  // The connection pool (client_pool.cpp).
+  void close_connection(Connection& c);
+  static void forget_connecting(DestinationState& ds, Connection& c);
+  static std::size_t fresh_connecting(const DestinationState& ds, std::int64_t now);
+  void open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm);
+  void connect_failed(std::uint32_t dst, int error, std::int64_t now, std::unique_ptr<ActiveFlow> flow);
+  void feed_connections(std::uint32_t dst, std::int64_t now);
+  bool top_up(std::uint32_t dst, std::int64_t now);
+  void short_list(std::uint32_t dst);
+  void open_ahead(std::int64_t now);
+  void pop_front();
+  bool saturated(std::uint32_t dst);
+
+  // Flows and the event loop (client_worker.cpp).
+  void record(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status,
+              std::string error, std::uint64_t size);
+  void apply_class(Connection& c, const PlannedFlow& plan);
+  void launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::int64_t now);
+  void release(Connection& c, bool reusable, std::int64_t now);
+  void finish(Connection& c, FlowStatus status, std::string error, std::int64_t now);
+  void write_flow(Connection& c, std::int64_t now);
+  void read_flow(Connection& c, std::int64_t now);
+  void on_event(Connection& c, std::uint32_t events, std::int64_t now);
+  void begin(const PlannedFlow& plan, std::int64_t now);
+  void sweep(std::int64_t now);
+  void cancel_all(bool in_flight);
+  void prepare_thread(unsigned index);
+  void wait_and_handle(std::int64_t deadline, bool spin, std::vector<epoll_event>& events);
+  void run(unsigned index, const std::vector<std::uint32_t>& warm);
+};
+
+}  // namespace xtk::client_detail
