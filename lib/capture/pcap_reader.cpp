@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,13 +10,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/error.hpp"
 
 namespace xtk::capture {
 namespace {
+
+std::size_t usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<std::size_t>(CPU_COUNT(&set)) : 1;
+}
 
 constexpr std::uint32_t kMagicMicro = 0xa1b2c3d4;
 constexpr std::uint32_t kMagicNano = 0xa1b23c4d;
@@ -28,6 +38,7 @@ constexpr std::uint32_t kMaxCaplen = 256 * 1024;
 constexpr std::uint32_t kCaplenCeiling = 64 * 1024 * 1024;
 constexpr std::size_t kReadChunk = std::size_t{4} << 20;
 constexpr std::size_t kPrefetchAhead = 4096;
+constexpr std::size_t kPopulateFrom = std::size_t{4} << 20;  // bytes parsed before pages are populated ahead
 constexpr std::size_t kCacheLine = 64;
 
 std::uint32_t load32(const std::uint8_t* p, bool swap) {
@@ -42,6 +53,10 @@ class ClassicReader final : public PcapReader {
  public:
   ClassicReader(int fd, std::string path, bool owns_fd) : fd_(fd), owns_fd_(owns_fd) { path_ = std::move(path); }
   ~ClassicReader() override {
+    if (populator_.joinable()) {
+      stop_populating_.store(true, std::memory_order_relaxed);
+      populator_.join();
+    }
     if (mapping_ != nullptr) munmap(mapping_, end_);
     if (owns_fd_ && fd_ >= 0) close(fd_);
   }
@@ -67,6 +82,7 @@ class ClassicReader final : public PcapReader {
     data_ = static_cast<const std::uint8_t*>(mapping);
     end_ = size;
     eof_ = true;
+    populate_ = usable_cpus() > 1;
   }
 
   enum class Start { ok, damaged, pcapng };
@@ -146,6 +162,12 @@ class ClassicReader final : public PcapReader {
   // Records after the first only while the rest of the file is in memory
   // already: reading more into the buffer would move the earlier ones.
   std::size_t next_batch(Record* records, std::size_t max) override {
+    // Once the file is being streamed: a file whose first packet is all that
+    // is read (ordering a merge), or a small one, never pays for a thread.
+    if (populate_ && pos_ > kPopulateFrom) {
+      populate_ = false;
+      populator_ = std::thread([this] { populate_ahead(); });
+    }
     std::size_t n = 0;
     while (n < max && (n == 0 || eof_) && next(records[n])) ++n;
     return n;
@@ -159,10 +181,30 @@ class ClassicReader final : public PcapReader {
     return false;
   }
 
+  // On its own thread: maps the file's pages into this process a few MiB
+  // ahead of the parse (MADV_POPULATE_READ), so the parse takes no page
+  // faults; mapping them costs the kernel as much as the parse itself on a
+  // file in the page cache. Where the kernel cannot, the faults do it.
+  void populate_ahead() {
+    constexpr std::size_t kStep = std::size_t{2} << 20, kAhead = std::size_t{64} << 20;
+    auto* base = static_cast<std::uint8_t*>(mapping_);
+    for (std::size_t done = kPopulateFrom & ~(kStep - 1);
+         done < end_ && !stop_populating_.load(std::memory_order_relaxed);) {
+      if (done > parsed_.load(std::memory_order_relaxed) + kAhead) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        continue;
+      }
+      const std::size_t length = std::min(kStep, end_ - done);
+      if (madvise(base + done, length, MADV_POPULATE_READ) != 0) return;
+      done += length;
+    }
+  }
+
   // Starts loading the mapped file a few KiB ahead of the parse: the
   // hardware prefetcher stops at every page, and the records would each
   // wait for memory.
   void prefetch_ahead() {
+    parsed_.store(pos_, std::memory_order_relaxed);
     const std::size_t until = std::min(pos_ + kPrefetchAhead, end_);
     for (; prefetched_ < until; prefetched_ += kCacheLine) __builtin_prefetch(data_ + prefetched_);
   }
@@ -212,6 +254,10 @@ class ClassicReader final : public PcapReader {
   void* mapping_ = nullptr;             // the whole file, when mapped (end_ is its size)
   const std::uint8_t* data_ = nullptr;  // the mapping or buffer_
   std::size_t prefetched_ = 0;          // of the mapping, up to here
+  std::atomic<std::size_t> parsed_{0};  // of the mapping, for the populating thread
+  std::atomic<bool> stop_populating_{false};
+  std::thread populator_;
+  bool populate_ = false;  // a populating thread is to start (mapped, a CPU to spare)
   std::size_t pos_ = 0, end_ = 0;
   std::uint64_t offset_ = 0;  // file offset of data_[pos_]
   bool eof_ = false, done_ = false, swap_ = false, nano_ = false, read_error_ = false;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,41 @@ TEST_F(CaptureTrace, MicrosecondAndSwappedFilesReadTheSame) {
       EXPECT_FALSE(reader->damage());
     }
   }
+}
+
+// A file large enough that the reader maps its pages ahead on a second
+// thread: read in batches, it gives every record as the same bytes read from
+// memory do, and the reader ends cleanly (the thread stops before the unmap).
+TEST_F(CaptureTrace, LargeMappedFileReadsAsFromMemory) {
+  std::vector<CapturedPacket> packets;
+  const auto one = mix();
+  for (std::int64_t round = 0; round < 3000; ++round) {
+    for (auto p : one) {
+      p.ts_ns += round * 3 * kMs;
+      packets.push_back(std::move(p));
+    }
+  }
+  const std::string bytes = pcap_file(1, packets, 1518);
+  ASSERT_GT(bytes.size(), std::size_t{6} << 20);  // well past where populating starts (4 MiB)
+  const auto file = PcapReader::open(write("large.pcap", bytes));
+  const auto memory = PcapReader::from_bytes(bytes);
+  std::array<Record, 64> from_file, from_memory;
+  std::uint64_t total = 0;
+  while (true) {
+    const std::size_t n = file->next_batch(from_file.data(), from_file.size());
+    std::size_t m = 0;
+    while (m < n && memory->next(from_memory[m])) ++m;
+    ASSERT_EQ(n, m);
+    if (n == 0) break;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(from_file[i].ts_ns, from_memory[i].ts_ns);
+      ASSERT_EQ(from_file[i].caplen, from_memory[i].caplen);
+      ASSERT_EQ(0, std::memcmp(from_file[i].data, from_memory[i].data, from_file[i].caplen));
+    }
+    total += n;
+  }
+  EXPECT_EQ(total, packets.size());
+  EXPECT_FALSE(file->damage());
 }
 
 TEST_F(CaptureTrace, PcapngIsReadThroughLibpcap) {
