@@ -143,7 +143,18 @@ std::vector<std::unique_ptr<CounterSource>> open_sources(const SourceSpec& spec,
   const fs::path net = fs::path(paths.sys) / "class/net";
   if (spec.kind == "net") {
     for (const auto& interface : targets(spec, entries(net), "interface", "interfaces")) {
-      out.push_back(open_sysfs_counters("net:" + interface, files_in(net / interface / "statistics", spec.globs)));
+      const auto files = files_in(net / interface / "statistics", spec.globs);
+      // The live system's interfaces answer netlink; a tree given by a test does not.
+      if (paths.sys == SystemPaths().sys && !files.empty()) {
+        std::vector<std::string> names;
+        names.reserve(files.size());
+        for (const auto& [name, path] : files) names.push_back(name);
+        if (auto source = open_netlink_counters(interface, names)) {
+          out.push_back(std::move(source));
+          continue;
+        }
+      }
+      out.push_back(open_sysfs_counters("net:" + interface, files));
     }
   } else if (spec.kind == "ethtool") {
     const bool one = !is_glob(spec.target);

@@ -1,13 +1,14 @@
 // Counters the sampler reads, grouped by where they come from:
 //
-//   net:IF      /sys/class/net/IF/statistics/*            (rx_bytes, tx_packets, rx_dropped, ...)
+//   net:IF      /sys/class/net/IF/statistics/*            (rx_bytes, tx_packets, rx_dropped, ...),
+//               read with one RTM_GETSTATS netlink request on a live system
 //   ethtool:IF  every driver statistic, one SIOCETHTOOL    (mlx5: rx_bytes_phy, rx_prio3_pause, ...)
 //   rdma:DEV/P  /sys/class/infiniband/DEV/ports/P/{counters,hw_counters}/*
 //   rdma:DEV    /sys/class/infiniband/DEV/hw_counters/*    (device-wide, where the driver has them)
 //   snmp        /proc/net/snmp and /proc/net/netstat       (Tcp:RetransSegs, TcpExt:TCPTimeouts, ...)
 //
 // A source stays open for the whole run (files by descriptor, read with
-// pread) and reads all its counters in one go.
+// pread; a netlink socket) and reads all its counters in one go.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +66,9 @@ int bytes_per_unit(const std::string& counter);
 // The kinds of source, built by the files that read them.
 std::unique_ptr<CounterSource> open_sysfs_counters(std::string name,
                                                    const std::vector<std::pair<std::string, std::string>>& files);
+// net:IF through RTM_GETSTATS; nullptr when netlink cannot serve these counters (sysfs then does).
+std::unique_ptr<CounterSource> open_netlink_counters(const std::string& interface,
+                                                     const std::vector<std::string>& counters);
 std::unique_ptr<CounterSource> open_ethtool_counters(const std::string& interface,
                                                      const std::vector<std::string>& globs);
 std::unique_ptr<CounterSource> open_snmp_counters(const std::string& proc, const std::vector<std::string>& globs);
