@@ -210,7 +210,7 @@ done
 few=net:eth0=rx_bytes,tx_bytes,rx_packets,tx_packets
 echo
 echo "== 3. counter sampler: xtk-log counters --period 1ms -t $seconds in h0 (goal: p99 |interval - 1ms| <= 20 us, CPU <= 2 %)"
-echo "   sources: 'all' = net:eth0 (every sysfs statistic, one pread each), 'few' = $few"
+echo "   sources: 'all' = net:eth0 (all 24 statistics, one netlink request), 'few' = $few"
 fmt='%-42s %9s %8s %11s %16s %16s %7s %6s %8s\n'
 printf "$fmt" condition counters samples err_p99_us interval_p99_us interval_max_us missed slow cpu_pct
 # sampler LABEL SOURCE [OPTIONS...]: one run, one table line.
