@@ -63,9 +63,14 @@ class NetlinkCounters final : public CounterSource {
     request.header.nlmsg_seq = ++sequence_;
     request.body.ifindex = static_cast<int>(ifindex_);
     request.body.filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
-    if (send(fd_, &request, sizeof request, 0) != static_cast<ssize_t>(sizeof request)) return false;
+    // A signal (the SIGINT that ends a run) must not read as the interface going away.
+    ssize_t n = 0;
+    while ((n = send(fd_, &request, sizeof request, 0)) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof request)) return false;
     alignas(nlmsghdr) char reply[1024];
-    const ssize_t n = recv(fd_, reply, sizeof reply, 0);
+    while ((n = recv(fd_, reply, sizeof reply, 0)) < 0 && errno == EINTR) {
+    }
     if (n < static_cast<ssize_t>(sizeof(nlmsghdr))) {
       if (n >= 0) errno = EPROTO;
       return false;

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
 #include "capture/counters_writer.hpp"
 #include "core/clock.hpp"
@@ -66,14 +65,14 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
   if (o.spin_ns < 0 || o.spin_ns >= o.period_ns) throw UsageError("--spin: from 0 to less than the period");
   SamplerReport report;
   report.options = o;
-  report.period_ns = o.period_ns;
   report.slow_ns = o.slow_ns > 0 ? o.slow_ns : default_slow_ns(o.period_ns);
-  report.out = o.out;
 
   auto header = o.header;
   header.emplace_back("period_ns", std::to_string(o.period_ns));
   header.emplace_back("slow_limit_ns", std::to_string(report.slow_ns));
   // The writer thread starts before the scheduling changes, so it keeps normal priority and any CPU.
+  // Before the file is made: a time the kernel cannot take leaves nothing behind.
+  const CpuLatencyRequest wake_latency(o.cpu_wake_latency_ns, "--cpu-wake-latency");
   CountersWriter writer(o.out, header);
   std::vector<Active> active;
   for (auto& s : sources) {
@@ -86,10 +85,6 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
     active.push_back(std::move(a));
   }
   set_scheduling(o);
-  std::optional<CpuLatencyRequest> wake_latency;
-  if (o.cpu_wake_latency_ns >= 0) {
-    wake_latency.emplace(static_cast<int>(o.cpu_wake_latency_ns / 1000), "--cpu-wake-latency");
-  }
 
   const std::int64_t start = monotonic_ns();
   const std::int64_t cpu_start = cpu_ns();

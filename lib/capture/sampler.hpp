@@ -32,8 +32,8 @@ struct SamplerOptions {
 std::int64_t default_slow_ns(std::int64_t period_ns);
 
 struct SamplerReport {
-  SamplerOptions options;  // as run, so the report says how it was taken
-  std::int64_t period_ns = 0, slow_ns = 0;
+  SamplerOptions options;    // as run, so the report says how it was taken
+  std::int64_t slow_ns = 0;  // the slow limit applied (options.slow_ns or its default)
   std::uint64_t samples = 0, rows = 0, counters = 0;
   std::uint64_t slow = 0;    // samples flagged slow
   std::uint64_t missed = 0;  // deadlines skipped because a sample ran past them
@@ -45,7 +45,6 @@ struct SamplerReport {
   double cpu_percent = 0;             // of one CPU, the whole process (sampler and writer)
   std::vector<std::string> vanished;  // "net:eth0: ... at +1.2 s"
   bool all_vanished = false;          // sampling ended because no source was left
-  std::string out;
 };
 
 // Samples until `stop`, the duration, or every source has gone away.

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
-#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -164,7 +163,6 @@ void check_options(const ClientOptions& o) {
   if (o.bulk_streams > 0 && o.bulk_dst.empty()) throw UsageError("--bulk needs --dst ADDRESS");
   if (o.bulk_streams > 0 && o.duration_ns <= 0) throw UsageError("--bulk needs --duration");
   if (o.pool_limit == 0) throw UsageError("--pool-limit must be at least 1");
-  if (o.cpu_wake_latency_ns < -1) throw UsageError("--cpu-wake-latency: 0 or more (0 = idle CPUs poll)");
   if (!o.congestion_control.empty()) {
     const std::string allowed = allowed_congestion_controls();
     if ((" " + allowed + " ").find(" " + o.congestion_control + " ") == std::string::npos) {
@@ -244,10 +242,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   result.start_realtime_ns = realtime_ns() + (shared.start_mono_ns - monotonic_ns());
 
   RecordWriter writer(options.records);
-  std::optional<CpuLatencyRequest> wake_latency;
-  if (options.cpu_wake_latency_ns >= 0) {
-    wake_latency.emplace(static_cast<int>(options.cpu_wake_latency_ns / 1000), "--cpu-wake-latency");
-  }
+  const CpuLatencyRequest wake_latency(options.cpu_wake_latency_ns, "--cpu-wake-latency");
   const FeederAffinity feeder_affinity(options.cpus);
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));

@@ -312,6 +312,11 @@ TEST_F(CaptureCounters, SamplerHoldsTheCpuWakeLatencyRequestOnlyWhileItRuns) {
   EXPECT_EQ(cpu_wake_latency_target(), before);
   EXPECT_EQ(r.options.cpu_wake_latency_ns, 0);
   EXPECT_GT(r.samples, 0u);
+  o.cpu_wake_latency_ns = 3'000'000'000'000;  // 3000 s: more microseconds than the kernel's int32 holds
+  o.out = path("refused.csv");
+  EXPECT_THROW(run_sampler(sources, o, stop), UsageError);
+  EXPECT_FALSE(fs::exists(o.out));
+  EXPECT_EQ(cpu_wake_latency_target(), before);
 }
 
 TEST_F(CaptureCounters, SamplerStopsASourceThatGoesAwayAndEndsWhenNoneIsLeft) {

@@ -118,10 +118,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     }
     o.spin_ns = duration_flag(spin, "--spin");
     o.pool_ahead_ns = duration_flag(pool_ahead, "--pool-ahead");
-    if (!wake_latency.empty()) {
-      o.cpu_wake_latency_ns = duration_flag(wake_latency, "--cpu-wake-latency");
-      if (o.cpu_wake_latency_ns < 0) throw xtk::UsageError("--cpu-wake-latency: 0 or more (0 = idle CPUs poll)");
-    }
+    if (!wake_latency.empty()) o.cpu_wake_latency_ns = duration_flag(wake_latency, "--cpu-wake-latency");
     o.flow_timeout_ns = duration_flag(flow_timeout, "--flow-timeout");
     o.retry_ns = duration_flag(retry, "--retry-for");
     o.grace_ns = duration_flag(grace, "--grace");

@@ -40,7 +40,7 @@ std::string us(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
 
 void print_sampler_report(const cap::SamplerReport& r, std::ostream& out) {
   out << fmt::format("xtk-log counters: {} samples of {} counters every {} into {} ({} rows, {:.3f} s)\n", r.samples,
-                     r.counters, xtk::format_duration(r.period_ns), r.out, r.rows,
+                     r.counters, xtk::format_duration(r.options.period_ns), r.options.out, r.rows,
                      static_cast<double>(r.wall_ns) * 1e-9);
   if (r.interval_ns.count() > 0) {
     out << fmt::format("  interval            p50 {}  p99 {}  max {}\n", us(r.interval_ns.quantile(0.5)),
@@ -67,8 +67,8 @@ void print_sampler_report(const cap::SamplerReport& r, std::ostream& out) {
 nlohmann::json sampler_json(const cap::SamplerReport& r) {
   auto q = [](const xtk::LogHistogram& h, double p) { return h.count() > 0 ? h.quantile(p) : 0.0; };
   return {{"format_version", 1},
-          {"out", r.out},
-          {"period_ns", r.period_ns},
+          {"out", r.options.out},
+          {"period_ns", r.options.period_ns},
           {"slow_limit_ns", r.slow_ns},
           {"cpu", r.options.cpu},
           {"fifo_priority", r.options.fifo_priority},
@@ -130,7 +130,6 @@ void run_counters(const CounterFlags& f) {
   o.spin_ns = unit_flag(xtk::parse_duration_ns, f.spin, "--spin");
   if (!f.wake_latency.empty()) {
     o.cpu_wake_latency_ns = unit_flag(xtk::parse_duration_ns, f.wake_latency, "--cpu-wake-latency");
-    if (o.cpu_wake_latency_ns < 0) throw xtk::UsageError("--cpu-wake-latency: 0 or more (0 = idle CPUs poll)");
   }
   o.cpu = f.cpu;
   o.fifo_priority = f.fifo;
