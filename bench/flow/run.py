@@ -12,7 +12,7 @@
 Needs root (network namespaces), iperf3 and iperf (2), a Release build. Nothing else may
 run on this machine meanwhile: with 2 cores, a benchmark beside a build is void.
 
-  sudo bench/flow/run.py                 # everything (about 6 minutes)
+  sudo bench/flow/run.py                 # everything (about 8 minutes)
   sudo bench/flow/run.py --parts 1,3 --seconds 3
 """
 import argparse
