@@ -61,6 +61,10 @@ nlohmann::json ClientOptions::to_json() const {
 namespace {
 
 constexpr std::int64_t kLookaheadNs = 50'000'000;  // flows reach their worker this early
+// A worker's ring (kWorkerRingFlows) is tens of milliseconds of work even at a
+// million flows/s: a feeder that finds it full can sleep this long, and
+// leaves the CPU to the workers and the servers beside them.
+constexpr std::int64_t kRingFullWaitNs = 1'000'000;
 
 // Destinations by name; names resolve once, in the feeder, ahead of their flows.
 class DestinationTable {
@@ -298,11 +302,13 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
           have = feed.next(plan);
         }
       }
+      bool ring_full = false;
       while (have && shared.start_mono_ns + plan.sched_ns <= t + kLookaheadNs) {
         if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
           cancel(plan, "scheduled after --duration");
         } else if (!workers[next_worker]->ring().push(plan)) {
-          break;  // that worker is full: try again shortly
+          ring_full = true;
+          break;
         } else {
           next_worker = (next_worker + 1) % workers.size();
         }
@@ -323,7 +329,11 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
       if (all_done) break;
       // Sleep until the next flow enters the look-ahead window, at most 5 ms.
       std::int64_t wake = t + 5'000'000;
-      if (have) wake = std::min(wake, std::max(t, shared.start_mono_ns + plan.sched_ns - kLookaheadNs));
+      if (ring_full) {
+        wake = t + kRingFullWaitNs;
+      } else if (have) {
+        wake = std::min(wake, std::max(t, shared.start_mono_ns + plan.sched_ns - kLookaheadNs));
+      }
       const timespec ts = to_timespec(wake);
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }

@@ -504,7 +504,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
 }
 
 Worker::Worker(Shared& shared, unsigned index)
-    : shared_(shared), index_(index), ring_(1 << 16), impl_(std::make_unique<Impl>(shared, *this)) {}
+    : shared_(shared), index_(index), ring_(kWorkerRingFlows), impl_(std::make_unique<Impl>(shared, *this)) {}
 
 Worker::~Worker() { join(); }
 

@@ -26,6 +26,8 @@ struct Destination {
 // handed to a worker; capacity is reserved up front so workers may read
 // existing entries while the feeder appends.
 inline constexpr std::size_t kMaxDestinations = 1 << 16;
+// Flows handed to one worker and not yet started.
+inline constexpr std::size_t kWorkerRingFlows = 1 << 16;
 
 struct PlannedFlow {
   std::uint64_t id = 0;

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "flow/client.hpp"
+#include "flow/client_worker.hpp"
 #include "flow/server.hpp"
 #include "transport/wire.hpp"
 #include "workload/generator.hpp"
@@ -191,6 +192,30 @@ TEST(Loopback, PoolAheadHasAConnectionReadyForEveryFlowOfABurst) {
     EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), 8u);
     EXPECT_EQ(result.summary.to_json()["connection_waits"], ahead_ns > 0 ? 0 : 8) << "pool_ahead_ns " << ahead_ns;
   }
+}
+
+// More flows due at once than a worker's ring holds: the feeder waits for
+// room and hands every flow out in order.
+TEST(Loopback, FlowsBeyondAFullWorkerRingAllStart) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  const std::uint64_t flows = client_detail::kWorkerRingFlows + 20'000;
+  {
+    std::ofstream out(dir.file("due.csv"));
+    out << "# xtk-schedule\n# format_version=1\n# duration_ns=1000\nflow_id,start_ns,src,dst,size_bytes\n";
+    for (std::uint64_t i = 0; i < flows; ++i) out << i << ",0,h0,127.0.0.1,100\n";
+  }
+  auto o = client_for(server, dir.file("due.csv"), dir.file("r.csv"));
+  o.pool_init = 4;
+  o.pool_limit = 4;
+  std::atomic<bool> interrupt{false};
+  const auto result = run_client(o, interrupt);
+  std::uint64_t total = 0;
+  const auto by_status = statuses(dir.file("r.csv"), &total);
+  EXPECT_EQ(total, flows);
+  EXPECT_EQ(by_status.at("ok"), flows);
+  EXPECT_EQ(server.counters().push_flows, flows);
 }
 
 TEST(Loopback, ServerGoneMidRunEveryFlowStillHasARecord) {
