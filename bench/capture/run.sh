@@ -236,10 +236,10 @@ floor() {
     - - - - "$(json "$tmp/floor.json" "'%.2f' % j['cpu_percent']")"
 }
 # The tuned configuration: the sampler pinned off CPU 0 (where the bench's other work lands when it
-# is confined), SCHED_FIFO, 20 us of spin, and idle CPUs kept polling (PM QoS) so that no wake-up
+# is confined), SCHED_FIFO, 10 us of spin, and idle CPUs kept polling (PM QoS) so that no wake-up
 # pays the exit from the VM's halt.
-tuned=(--cpu 1 --fifo 50 --spin 20us --cpu-wake-latency 0)
-floor_tuned=(--cpu 1 --fifo --spin 20 --cpu-wake-latency 0)
+tuned=(--cpu 1 --fifo 50 --spin 10us --cpu-wake-latency 0)
+floor_tuned=(--cpu 1 --fifo --spin 10 --cpu-wake-latency 0)
 floor "idle, floor (sleep only)"
 sampler "idle, all" net:eth0
 sampler "idle, few" "$few"

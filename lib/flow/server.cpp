@@ -1,5 +1,6 @@
 #include "flow/server.hpp"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ nlohmann::json ServerCounters::to_json() const {
           {"streams", streams},
           {"connections_accepted", accepted},
           {"connections_rejected_full", rejected_full},
+          {"connections_rejected_fd_limit", rejected_fd_limit},
           {"connections_open", open},
           {"bad_headers", bad_headers},
           {"unauthenticated", unauthenticated},
@@ -57,7 +59,8 @@ struct Connection {
 // Relaxed counters: each worker writes its own; snapshots add them up.
 struct Counters {
   std::atomic<std::uint64_t> bytes_received{0}, bytes_sent{0}, push_flows{0}, pull_flows{0}, streams{0};
-  std::atomic<std::uint64_t> accepted{0}, rejected_full{0}, bad_headers{0}, unauthenticated{0}, too_large{0};
+  std::atomic<std::uint64_t> accepted{0}, rejected_full{0}, rejected_fd_limit{0};
+  std::atomic<std::uint64_t> bad_headers{0}, unauthenticated{0}, too_large{0};
   std::atomic<std::uint64_t> header_timeouts{0}, idle_timeouts{0}, aborted_flows{0};
 };
 
@@ -69,13 +72,20 @@ struct Server::Worker {
   Server& server;
   Fd epoll;
   std::vector<Fd> listeners;
+  // Held in reserve: at the open-file limit it is given up for a moment to
+  // accept and close a waiting connection. Left in the queue, that connection
+  // would wake the worker again at once, and it would spin until a descriptor
+  // came free.
+  Fd spare;
   std::unordered_map<int, std::unique_ptr<Connection>> connections;
   Counters counters;
   std::vector<char> buffer = std::vector<char>(kChunk);
   std::thread thread;
 
-  explicit Worker(Server& s) : server(s), epoll(epoll_create1(EPOLL_CLOEXEC)) {
+  explicit Worker(Server& s)
+      : server(s), epoll(epoll_create1(EPOLL_CLOEXEC)), spare(open("/dev/null", O_RDONLY | O_CLOEXEC)) {
     if (!epoll) throw Error(fmt::format("epoll_create1: {}", std::strerror(errno)));
+    if (!spare) throw Error(fmt::format("open /dev/null: {}", std::strerror(errno)));
   }
 
   void watch(int fd, std::uint32_t events, int op) {
@@ -93,7 +103,10 @@ struct Server::Worker {
   void accept_all(int listener) {
     while (true) {
       const int fd = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN, or a transient error: the next wake-up retries
+      if (fd < 0) {
+        if ((errno == EMFILE || errno == ENFILE) && refuse_one(listener)) continue;
+        return;  // EAGAIN, or a transient error: the next wake-up retries
+      }
       if (server.open_.load(std::memory_order_relaxed) >= server.options_.max_connections) {
         ::close(fd);
         bump(counters.rejected_full);
@@ -109,6 +122,19 @@ struct Server::Worker {
       connections.emplace(fd, std::move(c));
       watch(fd, EPOLLIN | EPOLLRDHUP, EPOLL_CTL_ADD);
     }
+  }
+
+  // At the open-file limit: closes the connection waiting first, through the spare descriptor.
+  bool refuse_one(int listener) {
+    if (!spare) return false;
+    spare.reset();
+    const int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      ::close(fd);
+      bump(counters.rejected_fd_limit);
+    }
+    spare = Fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    return fd >= 0;
   }
 
   void set_writing(Connection& c, bool on) {
@@ -370,6 +396,7 @@ ServerCounters Server::counters() const {
     total.streams += get(c.streams);
     total.accepted += get(c.accepted);
     total.rejected_full += get(c.rejected_full);
+    total.rejected_fd_limit += get(c.rejected_fd_limit);
     total.bad_headers += get(c.bad_headers);
     total.unauthenticated += get(c.unauthenticated);
     total.too_large += get(c.too_large);

@@ -31,7 +31,9 @@ struct ServerOptions {
 struct ServerCounters {
   std::uint64_t bytes_received = 0, bytes_sent = 0;
   std::uint64_t push_flows = 0, pull_flows = 0, streams = 0;
-  std::uint64_t accepted = 0, rejected_full = 0, open = 0;
+  std::uint64_t accepted = 0, open = 0;
+  std::uint64_t rejected_full = 0;      // closed at once: --max-connections were open
+  std::uint64_t rejected_fd_limit = 0;  // closed at once: the process ran out of descriptors
   std::uint64_t bad_headers = 0, unauthenticated = 0, too_large = 0;
   std::uint64_t header_timeouts = 0, idle_timeouts = 0, aborted_flows = 0;
   nlohmann::json to_json() const;

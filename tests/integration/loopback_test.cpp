@@ -2,7 +2,10 @@
 // engines in one process, so faults can be injected at exact moments.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -373,6 +376,89 @@ TEST(ServerBounds, ConnectionFloodIsCappedAndServingContinues) {
   for (int fd : flood) ::close(fd);
   wait_for([&] { return server.counters().open == 0; });
   EXPECT_TRUE(push_by_hand(port, 4096));
+}
+
+// A server out of descriptors closes each waiting connection at once
+// (instead of leaving it queued and spinning on it), and serves again once
+// descriptors come free. The server runs in a child process with a limit of
+// a few descriptors above what it has open.
+TEST(ServerBounds, AtTheOpenFileLimitConnectionsAreClosedAndServingContinues) {
+  int to_child[2], to_parent[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(to_parent), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(to_child[1]);
+    ::close(to_parent[0]);
+    int status = 1;
+    try {
+      const auto used = static_cast<rlim_t>(
+          std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator()));
+      const rlimit limit{used + 12, used + 12};
+      if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(2);
+      Server server(loopback_server());
+      server.start();
+      const std::uint16_t port = port_of(server);
+      if (write(to_parent[1], &port, sizeof port) != sizeof port) _exit(3);
+      char done = 0;
+      if (read(to_child[0], &done, 1) < 0) _exit(4);  // the parent closes its end when it is done
+      server.stop();
+      const auto c = server.counters();
+      const std::uint64_t counts[2] = {c.rejected_fd_limit, c.push_flows};
+      status = write(to_parent[1], counts, sizeof counts) == sizeof counts ? 0 : 5;
+    } catch (...) {
+      status = 6;
+    }
+    _exit(status);
+  }
+  ::close(to_child[0]);
+  ::close(to_parent[1]);
+  std::uint16_t port = 0;
+  ASSERT_EQ(read(to_parent[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+
+  constexpr int kConnections = 40;
+  std::vector<int> fds;
+  for (int i = 0; i < kConnections; ++i) {
+    const int fd = connect_loopback(port);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+  }
+  // Within 2 s every connection is either held by the server or closed by it.
+  std::vector<int> held;
+  int closed = 0;
+  std::vector<pollfd> waiting;
+  for (int fd : fds) waiting.push_back({fd, POLLIN, 0});
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (!waiting.empty() && std::chrono::steady_clock::now() < until) {
+    if (poll(waiting.data(), waiting.size(), 100) <= 0) continue;
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      if (it->revents == 0) {
+        ++it;
+        continue;
+      }
+      ++closed;
+      ::close(it->fd);
+      it = waiting.erase(it);
+    }
+  }
+  for (const auto& p : waiting) held.push_back(p.fd);
+  EXPECT_GT(held.size(), 0u);
+  EXPECT_LT(held.size(), 12u);
+  EXPECT_EQ(closed + static_cast<int>(held.size()), kConnections);
+  for (int fd : held) ::close(fd);
+  std::this_thread::sleep_for(200ms);  // the server sees the closes and frees their descriptors
+  EXPECT_TRUE(push_by_hand(port, 4096));
+
+  ::close(to_child[1]);
+  std::uint64_t counts[2] = {0, 0};
+  EXPECT_EQ(read(to_parent[0], counts, sizeof counts), static_cast<ssize_t>(sizeof counts));
+  ::close(to_parent[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  EXPECT_EQ(counts[0], static_cast<std::uint64_t>(closed));
+  EXPECT_EQ(counts[1], 1u);
 }
 
 }  // namespace xtk

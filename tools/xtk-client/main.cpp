@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/cli.hpp"
+#include "core/open_files.hpp"
 #include "core/signals.hpp"
 #include "core/units.hpp"
 #include "flow/client.hpp"
@@ -136,6 +137,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     o.nodelay = !no_nodelay;
     o.progress = !no_progress && !json;
 
+    xtk::raise_open_file_limit();  // a descriptor per pooled connection
     const auto result = xtk::run_client(o, xtk::stop_requested());
     if (json) {
       nlohmann::json j{{"options", o.to_json()},

@@ -9,6 +9,7 @@
 
 #include "core/cli.hpp"
 #include "core/clock.hpp"
+#include "core/open_files.hpp"
 #include "core/signals.hpp"
 #include "core/units.hpp"
 #include "flow/server.hpp"
@@ -69,6 +70,15 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     const std::int64_t interval_ns = duration_flag(interval, "--interval");
     const std::int64_t duration_ns = duration_flag(duration, "--duration");
     const auto& stop = xtk::stop_requested();
+    // Each connection holds a descriptor; a few more go to listeners and epoll sets.
+    const std::uint64_t files = xtk::raise_open_file_limit();
+    if (files < o.max_connections + 64) {
+      std::cerr << fmt::format(
+                       "xtk-server: note: --max-connections {} is above what the open-file limit ({}, ulimit -n) "
+                       "allows; connections beyond it are closed at once (connections_rejected_fd_limit)",
+                       o.max_connections, files)
+                << std::endl;
+    }
     xtk::Server server(o);
     server.start();
     std::string where;
@@ -126,10 +136,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     } else {
       std::cout << fmt::format(
           "# final: {:.2f} s, received {} ({}), sent {}, flows push {} pull {} streams {}, connections {} "
-          "(rejected {}), bad headers {}, unauthenticated {}, too large {}, timeouts header {} idle {}, aborted {}\n",
+          "(rejected {} at --max-connections, {} at the open-file limit), bad headers {}, unauthenticated {}, "
+          "too large {}, timeouts header {} idle {}, aborted {}\n",
           seconds, c.bytes_received, xtk::format_rate(static_cast<double>(c.bytes_received) * 8 / seconds),
-          c.bytes_sent, c.push_flows, c.pull_flows, c.streams, c.accepted, c.rejected_full, c.bad_headers,
-          c.unauthenticated, c.too_large, c.header_timeouts, c.idle_timeouts, c.aborted_flows);
+          c.bytes_sent, c.push_flows, c.pull_flows, c.streams, c.accepted, c.rejected_full, c.rejected_fd_limit,
+          c.bad_headers, c.unauthenticated, c.too_large, c.header_timeouts, c.idle_timeouts, c.aborted_flows);
     }
   });
 }
