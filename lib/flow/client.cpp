@@ -61,10 +61,11 @@ nlohmann::json ClientOptions::to_json() const {
 namespace {
 
 constexpr std::int64_t kLookaheadNs = 50'000'000;  // flows reach their worker this early
-// A worker's ring (kWorkerRingFlows) is tens of milliseconds of work even at a
-// million flows/s: a feeder that finds it full can sleep this long, and
-// leaves the CPU to the workers and the servers beside them.
-constexpr std::int64_t kRingFullWaitNs = 1'000'000;
+// The feeder tops the workers' rings up at most this often: well within the
+// look-ahead, and a full ring (kWorkerRingFlows) is tens of milliseconds of
+// work even at a million flows/s. Waking once per flow of a dense schedule
+// would take CPU from the workers and from the servers beside them.
+constexpr std::int64_t kFeedIntervalNs = 1'000'000;
 
 // Destinations by name; names resolve once, in the feeder, ahead of their flows.
 class DestinationTable {
@@ -302,13 +303,11 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
           have = feed.next(plan);
         }
       }
-      bool ring_full = false;
       while (have && shared.start_mono_ns + plan.sched_ns <= t + kLookaheadNs) {
         if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
           cancel(plan, "scheduled after --duration");
         } else if (!workers[next_worker]->ring().push(plan)) {
-          ring_full = true;
-          break;
+          break;  // that worker is full: the next round goes on
         } else {
           next_worker = (next_worker + 1) % workers.size();
         }
@@ -327,13 +326,10 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
       bool all_done = !have;
       for (const auto& w : workers) all_done = all_done && w->finished();
       if (all_done) break;
-      // Sleep until the next flow enters the look-ahead window, at most 5 ms.
+      // Sleep until the next flow enters the look-ahead window, from 1 to 5 ms.
       std::int64_t wake = t + 5'000'000;
-      if (ring_full) {
-        wake = t + kRingFullWaitNs;
-      } else if (have) {
-        wake = std::min(wake, std::max(t, shared.start_mono_ns + plan.sched_ns - kLookaheadNs));
-      }
+      if (have) wake = std::min(wake, shared.start_mono_ns + plan.sched_ns - kLookaheadNs);
+      wake = std::max(wake, t + kFeedIntervalNs);
       const timespec ts = to_timespec(wake);
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }

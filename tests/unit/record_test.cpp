@@ -44,15 +44,17 @@ TEST(Records, CsvWithQuotingAndNeverStartedFlows) {
     failed.status = FlowStatus::failed;
     failed.error = "connect to 10.0.0.2:7000: Connection refused, \"twice\"";
     w.write(failed);
+    w.write(ok_flow(3, 5, 10000, -1250, 1'000'000'007));
     w.close();
-    EXPECT_EQ(w.written(), 2u);
+    EXPECT_EQ(w.written(), 3u);
   }
   EXPECT_EQ(slurp(path),
             "# xtk-flow-records\n# format_version=1\n"
             "flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error\n"
             "1,h1,1000,5000,6500,26500,20.000,1.500,ok,\n"
             "2,10.0.0.2,10,7000,-1,-1,0.000,0.000,failed,"
-            "\"connect to 10.0.0.2:7000: Connection refused, \"\"twice\"\"\"\n");
+            "\"connect to 10.0.0.2:7000: Connection refused, \"\"twice\"\"\"\n"
+            "3,h1,5,10000,8750,1000008757,1000000.007,-1.250,ok,\n");
   std::filesystem::remove(path);
 }
 
