@@ -388,12 +388,13 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::vector
     while (now < deadline) now = monotonic_ns();
     return;
   }
-  // Behind schedule (flows fed late, or a schedule faster than the machine)
-  // events go through for up to kYieldNs before the starts, so the I/O
-  // cannot starve; one at a time, each epoll call would report (and check)
-  // every ready connection again. A wait that began ahead of the start and
-  // overran it does not count.
-  const bool behind = next_due() <= now;
+  // Behind schedule (a flow already due, or flows waiting for a connection:
+  // a schedule faster than the machine) events go through for up to
+  // kYieldNs before the starts, so the I/O that ends flows and frees
+  // connections cannot starve; one at a time, each epoll call would report
+  // (and check) every ready connection again. A wait that began ahead of the
+  // start and overran it does not count.
+  const bool behind = next_due() <= now || pending > 0;
   std::int64_t wait_ns = deadline - now - (spin ? opt.spin_ns : 0);
   if (wait_ns < 0) wait_ns = 0;
   if (opt.realtime && now - last_sleep > kBreatheAfterNs && deadline - now > kBreatheNs + opt.spin_ns + kYieldNs) {
