@@ -70,9 +70,9 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
   auto header = o.header;
   header.emplace_back("period_ns", std::to_string(o.period_ns));
   header.emplace_back("slow_limit_ns", std::to_string(report.slow_ns));
-  // The writer thread starts before the scheduling changes, so it keeps normal priority and any CPU.
   // Before the file is made: a time the kernel cannot take leaves nothing behind.
   const CpuLatencyRequest wake_latency(o.cpu_wake_latency_ns, "--cpu-wake-latency");
+  // The writer thread starts before the scheduling changes, so it keeps normal priority and any CPU.
   CountersWriter writer(o.out, header);
   std::vector<Active> active;
   for (auto& s : sources) {

@@ -1,9 +1,10 @@
 // A PM QoS request on /dev/cpu_dma_latency: while it is held, no CPU enters
 // an idle state that takes longer than the given time to wake from (0: idle
-// CPUs poll; the kernel counts whole microseconds, so the time is rounded down). A thread that sleeps between precise
-// deadlines otherwise pays the exit from a deep idle state (on a VM, the host's halt and reschedule) on every wake-up.
-// The request ends when the object goes (the kernel drops it when the file closes), so a crash cannot leave the machine
-// polling.
+// CPUs poll; the kernel counts whole microseconds, so the time is rounded
+// down). A thread that sleeps between precise deadlines otherwise pays the
+// exit from a deep idle state (on a VM, the host's halt and reschedule) on
+// every wake-up. The request ends when the object goes (the kernel drops it
+// when the file closes), so a crash cannot leave the machine polling.
 #pragma once
 
 #include <cstdint>

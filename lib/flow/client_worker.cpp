@@ -378,7 +378,8 @@ void Worker::Impl::prepare_thread(unsigned index) {
   }
 }
 
-// Waits for I/O until `deadline` (absolute): sleeps to `spin_from`, then polls.
+// Waits for I/O until `deadline` (absolute): with `spin`, sleeps until --spin
+// before it, polls epoll, and spins on the clock for the last stretch.
 void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::vector<epoll_event>& events) {
   std::int64_t now = monotonic_ns();
   // The last stretch before a start is spun on the clock alone: an epoll

@@ -349,6 +349,11 @@ struct Server::Worker {
   }
 };
 
+std::uint64_t descriptors_needed(const ServerOptions& o) {
+  constexpr std::uint64_t kProcess = 16;  // standard streams, the output file, libraries' own
+  return o.max_connections + std::uint64_t{o.threads} * (o.listen.size() + 2) + kProcess;
+}
+
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   if (options_.threads == 0) throw UsageError("--threads must be at least 1");
   if (options_.listen.empty()) throw UsageError("--listen: at least one address");

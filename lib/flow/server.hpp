@@ -39,6 +39,10 @@ struct ServerCounters {
   nlohmann::json to_json() const;
 };
 
+// Descriptors a server with these options may hold at once: a connection
+// each, plus listeners, epoll sets and spares, and a few for the process.
+std::uint64_t descriptors_needed(const ServerOptions& o);
+
 class Server {
  public:
   explicit Server(ServerOptions options);  // binds now: errors surface before run()

@@ -378,6 +378,17 @@ TEST(ServerBounds, ConnectionFloodIsCappedAndServingContinues) {
   EXPECT_TRUE(push_by_hand(port, 4096));
 }
 
+TEST(ServerBounds, DescriptorsNeededCoverEveryConnectionAndListener) {
+  ServerOptions o = loopback_server();
+  o.max_connections = 1000;
+  const std::uint64_t one = descriptors_needed(o);
+  EXPECT_GT(one, 1000u + o.listen.size());
+  o.threads = 4;
+  EXPECT_GE(descriptors_needed(o), one + 3 * o.listen.size());
+  o.max_connections = 2000;
+  EXPECT_GE(descriptors_needed(o), one + 1000);
+}
+
 // A server out of descriptors closes each waiting connection at once
 // (instead of leaving it queued and spinning on it), and serves again once
 // descriptors come free. The server runs in a child process with a limit of

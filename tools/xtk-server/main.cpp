@@ -43,7 +43,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->capture_default_str();
   app.add_option("-T,--threads", o.threads, "worker threads, each with its own epoll set and listener")
       ->capture_default_str();
-  app.add_option("--max-connections", o.max_connections, "connections beyond this are closed at once")
+  app.add_option("--max-connections", o.max_connections,
+                 "connections beyond this (or beyond the open-file limit) are closed at once")
       ->capture_default_str();
   app.add_option("--header-timeout", header_timeout, "a flow header that began must complete within this")
       ->capture_default_str();
@@ -70,9 +71,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     const std::int64_t interval_ns = duration_flag(interval, "--interval");
     const std::int64_t duration_ns = duration_flag(duration, "--duration");
     const auto& stop = xtk::stop_requested();
-    // Each connection holds a descriptor; a few more go to listeners and epoll sets.
     const std::uint64_t files = xtk::raise_open_file_limit();
-    if (files < o.max_connections + 64) {
+    if (files < xtk::descriptors_needed(o)) {
       std::cerr << fmt::format(
                        "xtk-server: note: --max-connections {} is above what the open-file limit ({}, ulimit -n) "
                        "allows; connections beyond it are closed at once (connections_rejected_fd_limit)",
