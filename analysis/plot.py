@@ -74,16 +74,20 @@ def plot_iteration_time(args):
     t = read_table(args.tables, "iteration_time")
     models = list(t.model.unique())
     fig, axes = model_grid(models)
+    # An emulated cluster (xtk-run's emulate_link) is drawn in its own units.
+    emulated = "emulated_load_gbps" in t and not t.emulated_load_gbps.equals(t.measured_load_gbps)
     for ax, model in zip(axes, models):
         for i, profile, s in series(t, model):
             color, marker = style(profile, i)
-            mean_ms = s.mean_us / 1e3
-            p99_ms = s.p99_us / 1e3
-            ax.errorbar(s.measured_load_gbps, mean_ms, yerr=[[0] * len(s), (p99_ms - mean_ms).clip(lower=0)],
+            to_cluster = s.emulated_mean_us / s.mean_us if emulated else 1.0
+            mean_ms = s.mean_us * to_cluster / 1e3
+            p99_ms = s.p99_us * to_cluster / 1e3
+            load = s.emulated_load_gbps if emulated else s.measured_load_gbps
+            ax.errorbar(load, mean_ms, yerr=[[0] * len(s), (p99_ms - mean_ms).clip(lower=0)],
                         color=color, marker=marker, ms=4, capsize=3, lw=1.2, label=f"{profile} (bar: p99)")
         ax.set_yscale("log")
         ax.set_title(model)
-        ax.set_xlabel("cross-traffic load (Gbit/s)")
+        ax.set_xlabel("cross-traffic load, emulated cluster (Gbit/s)" if emulated else "cross-traffic load (Gbit/s)")
         ax.set_ylabel("iteration time (ms)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)

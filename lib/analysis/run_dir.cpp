@@ -170,6 +170,18 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
     }
   }
 
+  if (const auto* em = f.find(root, {"emulation"})) {
+    if (!em->is_object()) f.fail({"emulation"}, "\"emulation\" must be an object");
+    auto& e = info.emulation;
+    e.link_bps = f.number(f.require(*em, {"emulation", "link_bps"}), {"emulation", "link_bps"}, true);
+    e.method = f.token(f.require(*em, {"emulation", "method"}), {"emulation", "method"});
+    if (e.method != "bytes" && e.method != "time" && e.method != "both") {
+      f.fail({"emulation", "method"}, fmt::format("emulation method '{}': use bytes, time or both", e.method));
+    }
+    e.byte_scale = f.number(f.require(*em, {"emulation", "byte_scale"}), {"emulation", "byte_scale"}, true);
+    e.time_scale = f.number(f.require(*em, {"emulation", "time_scale"}), {"emulation", "time_scale"}, true);
+  }
+
   const auto& files = f.require(root, {"files"});
   if (!files.is_object()) f.fail({"files"}, "\"files\" must be an object");
   auto file = [&](const json& value, std::initializer_list<std::string_view> keys) {

@@ -28,6 +28,17 @@ struct Bottleneck {
   std::string counter;  // counter name in that source ("tx_bytes")
 };
 
+// A faster cluster emulated on the testbed (xtk-run's emulate_link): the
+// step's bytes were multiplied by byte_scale and its times by time_scale.
+// Tables show loads and bandwidths both as measured and in the emulated
+// cluster's units (x link_bps / the testbed's link).
+struct Emulation {
+  double link_bps = 0;  // 0: none
+  std::string method;   // "bytes" or "time"
+  double byte_scale = 1, time_scale = 1;
+  bool operator==(const Emulation&) const = default;
+};
+
 struct StepInfo {
   std::string dir;       // the step directory
   std::string run_json;  // its run.json, for messages
@@ -42,6 +53,7 @@ struct StepInfo {
   std::optional<std::int64_t> start_realtime_ns;
   double link_bps = 0;  // the training nodes' link rate
   Bottleneck bottleneck;
+  Emulation emulation;
   // Paths of the step's files (joined to dir); empty when absent.
   std::vector<std::string> iterations, flows;
   std::string counters;

@@ -1,5 +1,7 @@
 #include "analysis/step.hpp"
 
+#include <arpa/inet.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +15,25 @@
 
 namespace xtk::analysis {
 namespace {
+
+// A host of the testbed, not a link-local, multicast, broadcast or unspecified
+// address (neighbour discovery and MLD show up in a training capture with
+// those). Names that are not addresses count as hosts.
+bool is_host_address(const std::string& name) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, name.c_str(), &v4) == 1) {
+    const std::uint32_t a = ntohl(v4.s_addr);
+    return a != 0 && a != 0xFFFFFFFFU && (a >> 28) != 0xE;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, name.c_str(), &v6) == 1) {
+    const auto* b = v6.s6_addr;
+    const bool unspecified = std::all_of(b, b + 16, [](unsigned char c) { return c == 0; });
+    const bool link_local = b[0] == 0xFE && (b[1] & 0xC0) == 0x80;
+    return !unspecified && !link_local && b[0] != 0xFF;
+  }
+  return true;
+}
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -176,7 +197,7 @@ std::vector<NodeBandwidth> TraceBins::nodes(std::string_view bottleneck_host) co
   const std::int64_t first_full = training_.first + (start - training_.first + bin - 1) / bin * bin;
   const std::int64_t full_bins = std::max<std::int64_t>(0, (training_.covered_end(window_) - first_full) / bin);
   for (const auto& [name, h] : hosts_) {
-    if (!h.training) continue;
+    if (!h.training || !is_host_address(name)) continue;
     NodeBandwidth n;
     n.node = name;
     n.shares_bottleneck = bottleneck_host.empty() ? "unknown" : name == bottleneck_host ? "yes" : "no";

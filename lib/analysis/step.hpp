@@ -45,6 +45,11 @@ struct Step {
 
   double capacity_bps() const { return info.bottleneck.link_bps; }
   double available_bps() const { return capacity_bps() - measured_load_bps; }
+  // Rates and times of the emulated cluster from the testbed's (identity without emulation).
+  double emulated_bps(double testbed_bps) const {
+    return info.emulation.link_bps > 0 ? testbed_bps * info.emulation.link_bps / capacity_bps() : testbed_bps;
+  }
+  double emulated_us(double testbed_us) const { return testbed_us / info.emulation.time_scale; }
   double percentile_us(double q) const;
 };
 

@@ -87,10 +87,15 @@ std::map<std::string, ModelInfo> resolve_models(const std::vector<Step>& steps, 
       if (info.bytes_per_param != first.bytes_per_param) {
         differs("bytes_per_param", info.bytes_per_param.value_or(0), first.bytes_per_param.value_or(0));
       }
+      if (!(info.emulation == first.emulation)) {
+        differs("emulation", fmt::format("{} {:g}", info.emulation.method, info.emulation.link_bps),
+                fmt::format("{} {:g}", first.emulation.method, first.emulation.link_bps));
+      }
       continue;
     }
     ModelInfo m;
     m.ranks = info.ranks;
+    m.emulation = info.emulation;
     m.params_source = "run.json";
     if (!info.params || !info.bytes_per_param) {
       if (!table) table = ModelTable::load(resolve_model_table(options.models_file));
@@ -209,6 +214,9 @@ NamedTable iteration_time_table(const Experiment& e) {
            {"p99_us", 1},
            {"stdev_us", 1},
            {"cv", 4},
+           {"emulated_load_gbps", 3},
+           {"emulated_available_gbps", 3},
+           {"emulated_mean_us", 1},
            {"dir"}});
   for (const auto& s : e.steps) {
     const auto& i = s.info;
@@ -216,7 +224,8 @@ NamedTable iteration_time_table(const Experiment& e) {
                s.measured_load_bps / kGiga, std::string(to_string(s.load_source)), s.available_bps() / kGiga,
                s.measured_load_bps < s.capacity_bps() ? rescaled_load(s.measured_load_bps, s.capacity_bps()) : kNaN,
                static_cast<std::uint64_t>(s.iter_us.size()), s.mean_us, s.percentile_us(0.5), s.percentile_us(0.99),
-               s.stdev_us, s.cv, relative_dir(e, s)});
+               s.stdev_us, s.cv, s.emulated_bps(s.measured_load_bps) / kGiga, s.emulated_bps(s.available_bps()) / kGiga,
+               s.emulated_us(s.mean_us), relative_dir(e, s)});
   }
   return {"iteration_time", "1. Iteration time per cross-traffic step", std::move(t)};
 }
@@ -231,7 +240,9 @@ NamedTable theory_table(const Experiment& e) {
            {"measured_bytes_per_iter", 0},
            {"base_load_gbps", 3},
            {"base_mean_us", 1},
-           {"required_gbps", 3}});
+           {"required_gbps", 3},
+           {"emulated_data_per_iter_bytes", 0},
+           {"emulated_required_gbps", 3}});
   for (const auto& [name, m] : e.models) {
     const Baseline base = baseline(e, name);
     // The harness's own count of the bytes a rank sent, at the baseline steps.
@@ -242,10 +253,12 @@ NamedTable theory_table(const Experiment& e) {
         rows += 1;
       }
     }
-    const double d = m.data_per_iter_bytes();
+    const double d = m.testbed_data_per_iter_bytes();
+    const double emulated_d = m.data_per_iter_bytes();
+    const double emulated_mean_us = base.mean_us / m.emulation.time_scale;
     t.add_row({name, static_cast<std::uint64_t>(std::llround(m.params)), m.bytes_per_param, m.params_source, m.ranks, d,
                rows > 0 ? bytes / rows : kNaN, base.load_bps / kGiga, base.mean_us,
-               d * 8 / (base.mean_us * 1e-6) / kGiga});
+               d * 8 / (base.mean_us * 1e-6) / kGiga, emulated_d, emulated_d * 8 / (emulated_mean_us * 1e-6) / kGiga});
   }
   return {"theory", "2. Theory per model: ring all-reduce data per iteration and bandwidth required", std::move(t)};
 }
@@ -309,7 +322,11 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                     {"mean_us", 1},
                     {"data_per_iter_bytes", 0},
                     {"theory_bytes", 0},
-                    {"diff_pct", 1}});
+                    {"diff_pct", 1},
+                    {"emulated_load_gbps", 3},
+                    {"emulated_available_gbps", 3},
+                    {"emulated_data_per_iter_bytes", 0},
+                    {"emulated_theory_bytes", 0}});
   Table bandwidth({{"model"},
                    {"profile"},
                    {"step"},
@@ -320,7 +337,9 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                    {"spare_gbps", 3},
                    {"utilisation_pct", 1},
                    {"saturated_steps"},
-                   {"mean_spare_gbps", 3}});
+                   {"mean_spare_gbps", 3},
+                   {"emulated_available_gbps", 3},
+                   {"emulated_ideal_gbps", 3}});
   Table fits({{"model"},
               {"profile"},
               {"n", 2},
@@ -335,7 +354,8 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
               {"status"}});
   for (const auto& s : series) {
     const ModelInfo& model = e.models.at(s.model);
-    const double d = model.data_per_iter_bytes();
+    const double d = model.testbed_data_per_iter_bytes();
+    const double emulated_d = model.data_per_iter_bytes();
     const auto x = s.load_gbps();
     const auto y = s.mean_us();
 
@@ -343,13 +363,16 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
     if (cp.ok()) {
       const Step& at = *s.steps[cp.nearest];
       const double data = at.available_bps() / 8 * at.mean_us * 1e-6;
+      const double emulated_data = at.emulated_bps(at.available_bps()) / 8 * at.emulated_us(at.mean_us) * 1e-6;
       congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
                           static_cast<std::uint64_t>(cp.tangent_points), cp.intersection_x,
                           static_cast<double>(at.info.step), x[cp.nearest], at.available_bps() / kGiga, at.mean_us,
-                          data, d, pct((data - d) / d)});
+                          data, d, pct((data - d) / d), at.emulated_bps(at.measured_load_bps) / kGiga,
+                          at.emulated_bps(at.available_bps()) / kGiga, emulated_data, emulated_d});
     } else {
       congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
-                          static_cast<std::uint64_t>(cp.tangent_points), kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, d, kNaN});
+                          static_cast<std::uint64_t>(cp.tangent_points), kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, d, kNaN,
+                          kNaN, kNaN, kNaN, emulated_d});
     }
 
     // The most congested step, and the spare capacity from the congestion point on.
@@ -363,11 +386,12 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
         ++saturated;
       }
     }
-    bandwidth.add_row({s.model, s.profile, worst.info.step, worst.measured_load_bps / kGiga,
-                       worst.available_bps() / kGiga, worst.mean_us, ideal_bps(worst) / kGiga,
-                       (worst.available_bps() - ideal_bps(worst)) / kGiga,
-                       pct(ideal_bps(worst) / worst.available_bps()), saturated,
-                       saturated > 0 ? spare / static_cast<double>(saturated) / kGiga : kNaN});
+    bandwidth.add_row(
+        {s.model, s.profile, worst.info.step, worst.measured_load_bps / kGiga, worst.available_bps() / kGiga,
+         worst.mean_us, ideal_bps(worst) / kGiga, (worst.available_bps() - ideal_bps(worst)) / kGiga,
+         pct(ideal_bps(worst) / worst.available_bps()), saturated,
+         saturated > 0 ? spare / static_cast<double>(saturated) / kGiga : kNaN,
+         worst.emulated_bps(worst.available_bps()) / kGiga, worst.emulated_bps(ideal_bps(worst)) / kGiga});
 
     const auto candidates = fit_candidates(x, y, s.capacity_bps / kGiga, options.fit_n);
     const ExpFit* best = nullptr;

@@ -36,8 +36,12 @@ struct ModelInfo {
   double params = 0, bytes_per_param = 0;
   std::string params_source;  // "run.json" or the params.csv path
   std::uint64_t ranks = 0;
-  // D = 2 (N - 1) / N * P * bytes/param: what each rank sends per ring all-reduce.
+  Emulation emulation;  // one for all the model's steps
+  // D = 2 (N - 1) / N * P * bytes/param: what each rank of the (emulated)
+  // cluster's job sends per ring all-reduce.
   double data_per_iter_bytes() const;
+  // D as the testbed's job sent it: x the emulation's byte_scale.
+  double testbed_data_per_iter_bytes() const { return data_per_iter_bytes() * emulation.byte_scale; }
 };
 
 struct Experiment {

@@ -1,6 +1,7 @@
 #include "collective/buckets.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace xtk::collective {
@@ -14,7 +15,15 @@ struct Open {
   bool empty = true;
 };
 
+std::uint64_t scale_bytes(std::uint64_t bytes, double factor) {
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(static_cast<double>(bytes) * factor)));
+}
+
 }  // namespace
+
+BucketCaps BucketCaps::scaled(double factor) const {
+  return {scale_bytes(first_bytes, factor), scale_bytes(bytes, factor)};
+}
 
 BucketPlan assign_buckets(const ModelProfile& profile, const BucketCaps& caps) {
   std::vector<Bucket> buckets;

@@ -19,6 +19,9 @@ namespace xtk::collective {
 struct BucketCaps {
   std::uint64_t first_bytes = 1ULL << 20;
   std::uint64_t bytes = 25ULL << 20;
+  // Both caps multiplied by `factor` (at least 1 byte): buckets keep their
+  // share of the gradients when the gradients are scaled.
+  BucketCaps scaled(double factor) const;
 };
 
 struct BucketPlan {

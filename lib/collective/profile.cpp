@@ -55,6 +55,16 @@ std::uint64_t ModelProfile::bytes() const {
   return n;
 }
 
+ModelProfile scale_profile(const ModelProfile& profile, double factor) {
+  if (!(factor > 0)) throw UsageError(fmt::format("a size scale must be above 0, not {}", factor));
+  ModelProfile scaled = profile;
+  for (auto& t : scaled.tensors) {
+    t.numel =
+        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(static_cast<double>(t.numel) * factor)));
+  }
+  return scaled;
+}
+
 ModelProfile read_profile(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("{}: cannot open the model profile", path));

@@ -34,6 +34,11 @@ struct ModelProfile {
   std::uint64_t bytes() const;  // gradient bytes
 };
 
+// The profile with every tensor's numel multiplied by `factor` (> 0; at least
+// 1 element each): the gradients of a faster network emulated with fewer bytes
+// (`train --size-scale`). Compute times and weights stay.
+ModelProfile scale_profile(const ModelProfile& profile, double factor);
+
 // Throws InputError "file:line: ..." for bad content, Error when unreadable.
 ModelProfile read_profile(const std::string& path);
 // A file path, or a name looked up as NAME.csv in $XTK_MODEL_PATH, then the

@@ -149,6 +149,7 @@ nlohmann::json TrainOptions::to_json() const {
           {"compute_ns", compute_ns ? nlohmann::json(*compute_ns) : nlohmann::json()},
           {"forward_fraction", forward_fraction ? nlohmann::json(*forward_fraction) : nlohmann::json()},
           {"compute_scale", compute_scale},
+          {"size_scale", size_scale},
           {"iterations", iterations},
           {"duration_ns", duration_ns},
           {"warmup", warmup},
@@ -176,8 +177,11 @@ ComputeTimes compute_times(const TrainOptions& o, const ModelProfile& profile) {
   return t;
 }
 
-TrainSummary run_train(const TrainOptions& o, const ModelProfile& profile, Backend& backend, Job& job,
+TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_profile, Backend& backend, Job& job,
                        const std::atomic<bool>& stop_requested) {
+  TrainOptions o = options;
+  o.caps = options.caps.scaled(options.size_scale);
+  const ModelProfile profile = scale_profile(full_profile, options.size_scale);
   Trainer trainer(o, profile, backend, job);
   std::unique_ptr<IterationWriter> writer;
   if (!o.iterations_path.empty()) {
@@ -187,7 +191,8 @@ TrainSummary run_train(const TrainOptions& o, const ModelProfile& profile, Backe
                                                          {"model", profile.model},
                                                          {"ranks", std::to_string(job.nranks())},
                                                          {"backend", backend.name()},
-                                                         {"bucket_bytes", std::to_string(o.caps.bytes)}});
+                                                         {"bucket_bytes", std::to_string(o.caps.bytes)},
+                                                         {"size_scale", fmt::format("{}", o.size_scale)}});
   }
   RankPart part;
   part.bytes_per_iteration = trainer.bytes_sent();

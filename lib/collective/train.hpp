@@ -26,6 +26,8 @@ struct TrainOptions {
   std::optional<std::int64_t> compute_ns;  // one iteration's compute; default: the profile's compute_ms
   std::optional<double> forward_fraction;  // default: the profile's
   double compute_scale = 1.0;
+  // Multiplies the gradients and the bucket caps (scale_profile, BucketCaps::scaled).
+  double size_scale = 1.0;
   std::uint64_t iterations = 0;  // recorded iterations; 0 = run for duration_ns
   std::int64_t duration_ns = 0;
   std::uint64_t warmup = 1;  // iterations run first and not recorded

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -115,6 +116,28 @@ class Reader {
 
 }  // namespace
 
+double Emulation::byte_scale(double testbed_link_bps) const {
+  if (!on()) return 1.0;
+  const double r = testbed_link_bps / link_bps;
+  return method == EmulationMethod::bytes ? r : method == EmulationMethod::both ? std::sqrt(r) : 1.0;
+}
+
+double Emulation::time_scale(double testbed_link_bps) const {
+  return on() ? byte_scale(testbed_link_bps) * link_bps / testbed_link_bps : 1.0;
+}
+
+std::string_view emulation_method_name(EmulationMethod method) {
+  switch (method) {
+    case EmulationMethod::bytes:
+      return "bytes";
+    case EmulationMethod::time:
+      return "time";
+    case EmulationMethod::both:
+      return "both";
+  }
+  return "?";
+}
+
 ExecutorKind parse_executor(const std::string& name) {
   if (name == "netns") return ExecutorKind::netns;
   if (name == "slurm") return ExecutorKind::slurm;
@@ -135,7 +158,9 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.unknown_tables({"experiment", "training", "cross_traffic", "capture", "slurm", "hosts"});
 
   const auto* e = r.table("experiment");
-  r.known(e, "experiment", {"name", "out", "executor", "configuration", "link", "seed", "repetitions", "step_timeout"});
+  r.known(e, "experiment",
+          {"name", "out", "executor", "configuration", "link", "emulate_link", "emulation", "seed", "repetitions",
+           "step_timeout"});
   r.get(e, "name", c.name);
   r.get(e, "out", c.out);
   std::string executor = "netns", configuration = "B";
@@ -152,11 +177,29 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     r.fail(r.node(e, "configuration"), fmt::format("configuration '{}': use A or B", configuration));
   }
   r.get_unit(e, "link", c.link_bps, parse_rate_bps);
+  r.get_unit(e, "emulate_link", c.emulation.link_bps, parse_rate_bps);
+  std::string emulation = "bytes";
+  r.get(e, "emulation", emulation);
+  if (emulation == "bytes") {
+    c.emulation.method = EmulationMethod::bytes;
+  } else if (emulation == "time") {
+    c.emulation.method = EmulationMethod::time;
+  } else if (emulation == "both") {
+    c.emulation.method = EmulationMethod::both;
+  } else {
+    r.fail(r.node(e, "emulation"), fmt::format("emulation '{}': use bytes, time or both", emulation));
+  }
+  if (r.node(e, "emulation") && !c.emulation.on()) {
+    r.fail(r.node(e, "emulation"), "'emulation' needs 'emulate_link', the emulated cluster's link rate");
+  }
   r.get(e, "seed", c.seed);
   r.get(e, "repetitions", c.repetitions);
   r.get_unit(e, "step_timeout", c.step_timeout_ns, parse_duration_ns);
   if (c.out.empty()) c.out = "runs/" + c.name;
   if (c.link_bps <= 0) r.fail(r.node(e, "link"), "'link' must be above 0");
+  if (r.node(e, "emulate_link") && !(c.emulation.link_bps > 0)) {
+    r.fail(r.node(e, "emulate_link"), "'emulate_link' must be above 0");
+  }
   if (c.repetitions == 0) r.fail(r.node(e, "repetitions"), "'repetitions' must be at least 1");
   for (char ch : c.name) {
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_')) {

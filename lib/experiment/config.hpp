@@ -5,12 +5,32 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace xtk {
 
 enum class Configuration { A, B };  // A: egress bottleneck at a training NIC; B: ingress at its switch port
 enum class ExecutorKind { netns, slurm, hosts };
+
+// How a faster cluster is emulated on a slower testbed (docs/experiments.md,
+// "Emulating a faster cluster"). With a ratio r = testbed link / emulated link:
+// `bytes` multiplies gradients, bucket caps and flow sizes by r and keeps every
+// time; `time` multiplies compute times, burst widths and periods and the
+// cross-traffic warm-up by 1/r and keeps every byte (arrival gaps follow from
+// the load on the real link); `both` does each by the square root of r.
+enum class EmulationMethod { bytes, time, both };
+
+struct Emulation {
+  double link_bps = 0;  // the emulated cluster's link; 0: no emulation
+  EmulationMethod method = EmulationMethod::bytes;
+  bool on() const { return link_bps > 0; }
+  // Multiplies every byte the job and the cross traffic send (1 when off or `time`).
+  double byte_scale(double testbed_link_bps) const;
+  // Multiplies every time the experiment sets (1 when off or `bytes`).
+  double time_scale(double testbed_link_bps) const;
+};
+std::string_view emulation_method_name(EmulationMethod method);
 
 struct ExperimentConfig {
   std::string path;  // the config file, for messages
@@ -19,6 +39,7 @@ struct ExperimentConfig {
   ExecutorKind executor = ExecutorKind::netns;
   Configuration configuration = Configuration::B;
   double link_bps = 1e9;  // capacity of the bottleneck link
+  Emulation emulation;
   std::uint64_t seed = 1;
   std::uint32_t repetitions = 1;
 

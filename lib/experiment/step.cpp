@@ -12,6 +12,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "experiment/commands.hpp"
 
 namespace xtk {
 namespace {
@@ -29,12 +30,6 @@ std::string tail(const std::string& path, std::size_t lines = 8) {
   std::string out;
   for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += "\n    " + all[i];
   return out;
-}
-
-std::string seconds_text(std::int64_t ns) { return fmt::format("{:.3f}s", static_cast<double>(ns) / 1e9); }
-// A wall-clock instant as the tools' --start-at takes it: Unix seconds.
-std::string instant_text(std::int64_t realtime_ns) {
-  return fmt::format("{:.6f}", static_cast<double>(realtime_ns) / 1e9);
 }
 
 struct Role {
@@ -81,7 +76,7 @@ class Step {
 
   void launch() {
     start_ns_ = realtime_ns() + kSetupNs;
-    const std::int64_t training_start = start_ns_ + (cross_traffic() ? c_.cross_traffic.warmup_ns : 0);
+    const std::int64_t training_start = start_ns_ + (cross_traffic() ? cross_traffic_warmup_ns(c_) : 0);
     if (cross_traffic()) {
       write_schedule();
       start({"server",
@@ -123,70 +118,16 @@ class Step {
     }
     const std::uint16_t master_port = static_cast<std::uint16_t>(29500 + plan_.seed % 1000);
     for (std::uint32_t r = 0; r < ranks_; ++r) {
-      std::vector<std::string> argv{find_tool("xtk-collective"),
-                                    "--backend",
-                                    c_.training.backend,
-                                    "--rank",
-                                    std::to_string(r),
-                                    "--world-size",
-                                    std::to_string(ranks_),
-                                    "--master",
-                                    fmt::format("{}:{}", ex_.address(0), master_port),
-                                    "--timeout",
-                                    seconds_text(c_.training.timeout_ns),
-                                    "train",
-                                    "--model",
-                                    plan_.model,
-                                    "--iters",
-                                    std::to_string(c_.training.iterations),
-                                    "--warmup",
-                                    std::to_string(c_.training.warmup),
-                                    "--compute-scale",
-                                    fmt::format("{}", c_.training.compute_scale),
-                                    "--compute-mode",
-                                    c_.training.compute_mode,
-                                    "--start-at",
-                                    instant_text(training_start),
-                                    "-o",
-                                    file("iterations-{rank}.csv")};
-      if (!c_.training.bucket.empty()) argv.insert(argv.end(), {"--bucket", c_.training.bucket});
+      const auto argv = training_command(
+          c_, plan_,
+          {r, fmt::format("{}:{}", ex_.address(0), master_port), training_start, file("iterations-{rank}.csv")});
       start({fmt::format("rank {}", r), r, argv, file(fmt::format("rank-{}.log", r)), nullptr});
     }
   }
 
   void write_schedule() {
-    const std::string host = ex_.host_label(receiver());
-    // Long enough for any step: the client is stopped when training ends.
-    std::vector<std::string> argv{find_tool("xtk-gen"),
-                                  "--profile",
-                                  plan_.profile,
-                                  "--cdf",
-                                  c_.cross_traffic.cdf,
-                                  "--link",
-                                  fmt::format("{:.0f}", c_.link_bps),
-                                  "--load",
-                                  fmt::format("{}", plan_.load_share),
-                                  "--duration",
-                                  seconds_text(c_.step_timeout_ns),
-                                  "--seed",
-                                  std::to_string(plan_.seed),
-                                  "--src",
-                                  ex_.host_label(sender()),
-                                  "--dst",
-                                  host,
-                                  "-o",
-                                  file("schedule.csv")};
-    if (plan_.profile == "long-lived") {
-      argv.insert(argv.end(), {"--flows", std::to_string(c_.cross_traffic.long_lived_flows)});
-    }
-    if (plan_.profile == "burst") {
-      argv.insert(argv.end(),
-                  {"--burst-width", c_.cross_traffic.burst_width, "--burst-height", c_.cross_traffic.burst_height});
-      if (!c_.cross_traffic.burst_period.empty()) {
-        argv.insert(argv.end(), {"--burst-period", c_.cross_traffic.burst_period});
-      }
-    }
-    run_checked(argv, 120s);
+    run_checked(schedule_command(c_, plan_, ex_.host_label(sender()), ex_.host_label(receiver()), file("schedule.csv")),
+                120s);
   }
 
   // Waits for the training ranks; any role ending badly fails the step.
@@ -249,6 +190,12 @@ class Step {
         {"profile", plan_.profile}, {"load_bps", plan_.load_share * c_.link_bps}, {"load_share", plan_.load_share}};
     if (cross_traffic()) j["cross_traffic"]["start_realtime_ns"] = start_ns_;
     j["link_bps"] = c_.link_bps;
+    if (c_.emulation.on()) {
+      j["emulation"] = {{"method", std::string(emulation_method_name(c_.emulation.method))},
+                        {"link_bps", c_.emulation.link_bps},
+                        {"byte_scale", c_.emulation.byte_scale(c_.link_bps)},
+                        {"time_scale", c_.emulation.time_scale(c_.link_bps)}};
+    }
     // The trace bins name hosts by address: so does table 7's bottleneck mark.
     j["bottleneck"] = {{"host", ex_.address(0)}, {"link_bps", c_.link_bps}};
     nlohmann::json files;

@@ -109,6 +109,13 @@ FlowSizeCdf FlowSizeCdf::load_file(const std::string& path) {
   return parse(in, path, std::filesystem::path(path).stem().string());
 }
 
+FlowSizeCdf FlowSizeCdf::scaled(double factor) const {
+  if (!(factor > 0)) throw UsageError(fmt::format("a CDF's size scale must be above 0, not {}", factor));
+  std::vector<CdfPoint> points = points_;
+  for (auto& p : points) p.size_bytes *= factor;
+  return {name_, std::move(points)};
+}
+
 FlowSizeCdf::FlowSizeCdf(std::string name, std::vector<CdfPoint> points)
     : name_(std::move(name)), points_(std::move(points)) {
   for (std::size_t i = 1; i < points_.size(); ++i) {

@@ -33,6 +33,10 @@ class FlowSizeCdf {
   static FlowSizeCdf parse(std::istream& in, std::string_view source, std::string name);
   static FlowSizeCdf load_file(const std::string& path);
 
+  // The same distribution with every size multiplied by `factor` (> 0): the
+  // flows of a faster network emulated on a slower one (xtk-gen --size-scale).
+  FlowSizeCdf scaled(double factor) const;
+
   const std::string& name() const { return name_; }
   const std::vector<CdfPoint>& points() const { return points_; }
   double mean_bytes() const { return mean_; }

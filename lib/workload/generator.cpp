@@ -52,6 +52,7 @@ ScheduleHeader make_header(const GenConfig& config) {
   if (config.profile != Profile::long_lived) {
     h.set("cdf", config.cdf->name());
     h.set("cdf_mean_bytes", fmt::format("{:.0f}", config.cdf->mean_bytes()));
+    if (config.size_scale != 1.0) h.set("size_scale", number(config.size_scale));
   }
   h.set("seed", std::to_string(config.seed));
   h.set("load_bps_per_src", fmt::format("{:.0f}", config.load_bps));

@@ -22,7 +22,8 @@ std::string_view profile_name(Profile profile);
 
 struct GenConfig {
   Profile profile = Profile::consistent;
-  std::shared_ptr<const FlowSizeCdf> cdf;  // not used by long-lived
+  std::shared_ptr<const FlowSizeCdf> cdf;  // not used by long-lived; already scaled by size_scale
+  double size_scale = 1.0;                 // recorded: the CDF's sizes were multiplied by it
   double load_bps = 0;                     // offered by each source
   double link_bps = 0;                     // recorded, and the base of a fractional load
   std::int64_t duration_ns = 0;

@@ -91,6 +91,8 @@ TEST(AnalysisLoad, TraceBinsCrossLoadAndNodes) {
     cross += start + ",tcp n0:1>sink:7000,n0,sink,1000,1\n";                                   // 8 Gbit/s
     training += start + ",tcp n0:2>n1:3,n0,n1," + std::to_string(b == 2 ? 4000 : 0) + ",3\n";  // one busy bin
     training += start + ",tcp n1:3>n0:2,n1,n0,500,1\n";                                        // 4 Gbit/s
+    // Neighbour discovery and MLD at the capture: no testbed host, no row.
+    training += start + ",icmp6 fe80::1>ff02::2,fe80::1,ff02::2,70,1\n";
   }
   TraceBins t({500, 3500});
   t.add(cross, "x.csv", true);
@@ -98,7 +100,7 @@ TEST(AnalysisLoad, TraceBinsCrossLoadAndNodes) {
   EXPECT_TRUE(t.has_cross());
   EXPECT_DOUBLE_EQ(t.cross_load_bps(), 8e9);
   const auto nodes = t.nodes("n0");
-  ASSERT_EQ(nodes.size(), 2u);  // sink carries no training traffic
+  ASSERT_EQ(nodes.size(), 2u);  // sink carries no training traffic; fe80::1 and ff02::2 are not hosts
   EXPECT_EQ(nodes[0].node, "n0");
   EXPECT_EQ(nodes[0].shares_bottleneck, "yes");
   EXPECT_EQ(nodes[1].shares_bottleneck, "no");

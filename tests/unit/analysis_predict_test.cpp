@@ -14,7 +14,10 @@ namespace xtk::analysis {
 TEST(AnalysisTheory, RingAllReduceDataPerIteration) {
   const auto table = ModelTable::load(XTK_MODELS_FILE);
   auto d = [&](const char* model, std::uint64_t ranks) {
-    ModelInfo m{static_cast<double>(table.find(model)->params), table.find(model)->bytes_per_param, "", ranks};
+    ModelInfo m;
+    m.params = static_cast<double>(table.find(model)->params);
+    m.bytes_per_param = table.find(model)->bytes_per_param;
+    m.ranks = ranks;
     return m.data_per_iter_bytes();
   };
   // 2 (N-1)/N * P * 4 bytes: ResNet-50 on 4 ranks = 1.5 * 25,557,032 * 4.

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "analysis/tables.hpp"
 #include "core/error.hpp"
 
@@ -267,6 +269,80 @@ TEST_F(BrokenExperiment, UnknownModelNeedsParams) {
   const auto what = error_of(dir_.string());
   EXPECT_NE(what.find("model 'toy' is not in "), std::string::npos) << what;
   EXPECT_NE(what.find("run.json gives no \"params\" and \"bytes_per_param\""), std::string::npos) << what;
+}
+
+}  // namespace xtk::analysis
+
+namespace xtk::analysis {
+namespace {
+
+// The toy steps as an emulated run: a model 10 times the testbed's, on a
+// cluster 10 times faster (bytes), or its run dilated 10 times (time).
+Experiment emulated_toy(const fs::path& dir, const std::string& method) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const bool bytes = method == "bytes";
+  const std::string block = fmt::format(
+      R"("params": {}, "emulation": {{"method": "{}", "link_bps": 1e11, "byte_scale": {}, "time_scale": {}}},)",
+      bytes ? 10'000'000 : 1'000'000, method, bytes ? 0.1 : 1.0, bytes ? 1.0 : 10.0);
+  for (const auto& entry : fs::directory_iterator(kExperiment)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("toy-", 0) != 0) continue;
+    fs::copy(entry.path(), dir / name, fs::copy_options::recursive);
+    std::string text = slurp(dir / name / "run.json");
+    text.replace(text.find(R"("params": 1000000,)"), 18, block);
+    std::ofstream(dir / name / "run.json") << text;
+  }
+  return load_experiment(dir.string(), {});
+}
+
+}  // namespace
+
+TEST(AnalysisTables, EmulatedClusterUnitsBesideTheTestbeds) {
+  const fs::path dir = fs::temp_directory_path() / ("xtk_analysis_emulated_" + std::to_string(::getpid()));
+  {
+    // bytes: the testbed's job sent D = 4e6 B, a tenth of the cluster's 4e7 B; times are kept.
+    const auto tables = make_tables(emulated_toy(dir, "bytes"), {});
+    const auto theory = table(tables, "theory").table.to_json();
+    EXPECT_DOUBLE_EQ(theory[0]["data_per_iter_bytes"].get<double>(), 4e6);
+    EXPECT_DOUBLE_EQ(theory[0]["emulated_data_per_iter_bytes"].get<double>(), 4e7);
+    EXPECT_NEAR(theory[0]["required_gbps"].get<double>(), 4.0, 1e-9);
+    EXPECT_NEAR(theory[0]["emulated_required_gbps"].get<double>(), 40.0, 1e-9);
+    // The congestion point of the crafted series (5 Gbit/s of 10), and the same on the 100G cluster.
+    const auto cp = table(tables, "congestion_point").table.to_json();
+    EXPECT_EQ(cp[1]["status"], "ok");
+    EXPECT_NEAR(cp[1]["diff_pct"].get<double>(), 25.0, 1e-9);
+    EXPECT_NEAR(cp[1]["emulated_load_gbps"].get<double>(), 50.0, 1e-6);
+    EXPECT_NEAR(cp[1]["emulated_available_gbps"].get<double>(), 50.0, 1e-6);
+    EXPECT_NEAR(cp[1]["emulated_data_per_iter_bytes"].get<double>(), 5e7, 1e-2);
+    EXPECT_DOUBLE_EQ(cp[1]["emulated_theory_bytes"].get<double>(), 4e7);
+    const auto it = table(tables, "iteration_time").table.to_json();
+    for (const auto& row : it) {
+      EXPECT_DOUBLE_EQ(row["emulated_mean_us"].get<double>(), row["mean_us"].get<double>());
+      EXPECT_NEAR(row["emulated_load_gbps"].get<double>(), 10 * row["measured_load_gbps"].get<double>(), 1e-9);
+    }
+  }
+  {
+    // time: bytes are the cluster's; the testbed ran 10 times slower.
+    const auto tables = make_tables(emulated_toy(dir, "time"), {});
+    const auto theory = table(tables, "theory").table.to_json();
+    EXPECT_DOUBLE_EQ(theory[0]["data_per_iter_bytes"].get<double>(), 4e6);
+    EXPECT_DOUBLE_EQ(theory[0]["emulated_data_per_iter_bytes"].get<double>(), 4e6);
+    EXPECT_NEAR(theory[0]["emulated_required_gbps"].get<double>(), 40.0, 1e-9);
+    const auto cp = table(tables, "congestion_point").table.to_json();
+    EXPECT_NEAR(cp[1]["emulated_data_per_iter_bytes"].get<double>(), 5e6, 1e-3);
+    EXPECT_NEAR(cp[1]["emulated_available_gbps"].get<double>(), 50.0, 1e-6);
+    for (const auto& row : table(tables, "iteration_time").table.to_json()) {
+      EXPECT_NEAR(row["emulated_mean_us"].get<double>(), row["mean_us"].get<double>() / 10, 1e-9);
+    }
+  }
+  // One model's steps share one emulation.
+  const auto steps = emulated_toy(dir, "bytes");
+  std::string text = slurp(dir / "toy-none-00" / "run.json");
+  text.replace(text.find("1e11"), 4, "5e10");
+  std::ofstream(dir / "toy-none-00" / "run.json") << text;
+  EXPECT_NE(error_of(dir.string()).find("emulation bytes"), std::string::npos) << error_of(dir.string());
+  fs::remove_all(dir);
 }
 
 }  // namespace xtk::analysis

@@ -43,6 +43,11 @@ TEST(ExperimentConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("[cross_traffic]\nloads = [0.5, 3]\n"), "e.toml:2: load 3 is not a share of the link (0 to 1.5)");
   EXPECT_EQ(error_of("[cross_traffic]\nprofiles = [\"bursty\"]\n"),
             "e.toml:2: profile 'bursty': use consistent, burst or long-lived");
+  EXPECT_EQ(error_of("[experiment]\nemulate_link = \"25G\"\nemulation = \"space\"\n"),
+            "e.toml:3: emulation 'space': use bytes, time or both");
+  EXPECT_EQ(error_of("[experiment]\nemulation = \"time\"\n"),
+            "e.toml:2: 'emulation' needs 'emulate_link', the emulated cluster's link rate");
+  EXPECT_EQ(error_of("[experiment]\nemulate_link = \"0\"\n"), "e.toml:2: 'emulate_link' must be above 0");
   EXPECT_EQ(error_of("[experiments]\n"), "e.toml:1: unknown table or key 'experiments'");
   EXPECT_NE(error_of("[experiment\n").find("e.toml:1:"), std::string::npos);
   EXPECT_EQ(error_of("[experiment]\nexecutor = \"hosts\"\n"),

@@ -122,6 +122,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   train_cmd->add_option("--compute", compute, "compute time of one iteration (default: the profile's compute_ms)");
   train_cmd->add_option("--forward-fraction", train.forward_fraction, "forward share of the compute (default 1/3)");
   train_cmd->add_option("--compute-scale", train.compute_scale, "multiply the compute time")->capture_default_str();
+  train_cmd
+      ->add_option("--size-scale", train.size_scale,
+                   "multiply every gradient and the bucket caps (0.04 emulates a 25G network on a 1G one)")
+      ->capture_default_str();
   train_cmd->add_option("--compute-mode", compute_mode, "CPU ranks: sleep, or busy (a spinning core)")
       ->capture_default_str();
   train_cmd->add_option("--iters", train.iterations, "iterations to record (default 20 without --duration)");
@@ -204,6 +208,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     if (train.iterations > 0 && train.duration_ns > 0) throw xtk::UsageError("give --iters or --duration, not both");
     if (train.iterations == 0 && train.duration_ns == 0) train.iterations = 20;
     if (train.compute_scale < 0) throw xtk::UsageError("--compute-scale must not be negative");
+    if (!(train.size_scale > 0)) throw xtk::UsageError("--size-scale must be above 0");
     train.check = !no_check;
     const xc::World world = xc::resolve_world(world_flags);
     if (world.world_size > 1 && !train.iterations_path.empty() &&

@@ -16,7 +16,7 @@ struct GenFlags {
   std::uint64_t seed = 1;
   std::string src = "h0", dst, pattern = "fan-out";
   std::string burst_width = "1ms", burst_period, dscp, flow_rate, stagger = "0";
-  double burst_height = 3.0;
+  double burst_height = 3.0, size_scale = 1.0;
   std::uint32_t min_burst_flows = 2, min_rest_flows = 8, flows = 1;
   std::string out = "-";
   bool inspect = false, json = false;
@@ -55,7 +55,10 @@ xtk::GenConfig make_config(const GenFlags& f) {
   xtk::GenConfig c;
   c.profile = xtk::parse_profile(f.profile);
   if (c.profile != xtk::Profile::long_lived) {
-    c.cdf = std::make_shared<xtk::FlowSizeCdf>(xtk::FlowSizeCdf::load_file(xtk::resolve_cdf_path(f.cdf)));
+    if (!(f.size_scale > 0)) throw xtk::UsageError("--size-scale must be above 0");
+    c.size_scale = f.size_scale;
+    c.cdf = std::make_shared<xtk::FlowSizeCdf>(
+        xtk::FlowSizeCdf::load_file(xtk::resolve_cdf_path(f.cdf)).scaled(f.size_scale));
   }
   try {
     c.link_bps = xtk::parse_rate_bps(f.link);
@@ -119,6 +122,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   GenFlags g;
   app.add_option("-p,--profile", g.profile, "consistent (Poisson), burst or long-lived")->capture_default_str();
   app.add_option("--cdf", g.cdf, "flow-size CDF: a shipped name (configs/cdf) or a file")->capture_default_str();
+  app.add_option("--size-scale", g.size_scale,
+                 "multiply every flow size of the CDF (0.04 emulates a 25G network on a 1G link; docs/xtk-gen.md)")
+      ->capture_default_str();
   app.add_option("-l,--load", g.load, "load per source: a rate (8G, 800M) or a share of --link (0.8, 80%)")
       ->capture_default_str();
   app.add_option("--link", g.link, "link rate, the base of a fractional --load")->capture_default_str();

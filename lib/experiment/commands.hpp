@@ -1,0 +1,37 @@
+// The command lines a step runs for its generated roles: the cross-traffic
+// schedule (xtk-gen) and each training rank (xtk-collective train), with the
+// experiment's emulation applied (config.hpp, Emulation). Kept apart from the
+// step's supervision so tests can run exactly what a step would.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiment/config.hpp"
+#include "experiment/plan.hpp"
+
+namespace xtk {
+
+// xtk-gen writing the step's schedule from `src` to `dst` into `out`, long
+// enough for any step (the client is stopped when training ends).
+std::vector<std::string> schedule_command(const ExperimentConfig& config, const StepPlan& step, const std::string& src,
+                                          const std::string& dst, const std::string& out);
+
+struct RankLaunch {
+  std::uint32_t rank = 0;
+  std::string master;                  // rank 0's HOST:PORT
+  std::int64_t start_realtime_ns = 0;  // the common start of recorded iterations; 0: none
+  std::string iterations_path;         // may hold {rank}
+};
+std::vector<std::string> training_command(const ExperimentConfig& config, const StepPlan& step,
+                                          const RankLaunch& launch);
+
+// How long cross traffic runs alone before training starts.
+std::int64_t cross_traffic_warmup_ns(const ExperimentConfig& config);
+
+// A time as the tools take it: "1.500s" (durations) or Unix seconds (instants).
+std::string seconds_text(std::int64_t ns);
+std::string instant_text(std::int64_t realtime_ns);
+
+}  // namespace xtk
