@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Configures and builds xtk: scripts/build.sh [release|asan] (default release).
-# release -> build/release (optimised, with tests); asan -> build/asan (ASan+UBSan).
+# Configures and builds xtk: scripts/build.sh [release|asan] [TARGET...]
+# (default release, every target). release -> build/release (optimised, with
+# tests); asan -> build/asan (ASan+UBSan). Targets limit the build: the tools
+# alone, say (scripts/demo.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 kind=${1:-release}
+shift || true
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
 jobs=${JOBS:-$(nproc)}
 case "$kind" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
@@ -12,4 +17,4 @@ case "$kind" in
   *) echo "build.sh: unknown build '$kind' (use release or asan)" >&2; exit 2 ;;
 esac
 cmake -S . -B "build/$kind" "${flags[@]}" >/dev/null
-cmake --build "build/$kind" -j "$jobs"
+cmake --build "build/$kind" -j "$jobs" "${targets[@]}"

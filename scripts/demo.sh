@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # xtk's main job on its built-in default: `xtk demo`, the seed's experiment on
 # this machine (three Gloo training hosts and a cross-traffic host in network
-# namespaces, a 1 Gbit/s bottleneck, consistent vs burst web-search from 0 to
-# 90 %). Installs what it needs and builds first. Needs root (namespaces).
+# namespaces, a 1 Gbit/s bottleneck emulating the seed's 25 Gbit/s cluster,
+# consistent vs burst web-search from 0 to 95 %). Installs what it needs and
+# builds the tools (not the tests) first. Needs root (namespaces): run it as
+# root, or it asks sudo.
 #
-#   sudo bash scripts/demo.sh [DIR]      # default ./xtk-demo; rerun to resume
+#   bash scripts/demo.sh [DIR]      # default ./xtk-demo; rerun to resume
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then exec sudo bash "$0" "$@"; fi
+  echo "demo.sh: the demo builds network namespaces and needs root: run it as root" >&2
+  exit 1
+fi
 out=${1:-xtk-demo}
 bash scripts/install-deps.sh
-bash scripts/build.sh release >/dev/null
+bash scripts/build.sh release xtk xtk-run xtk-gen xtk-server xtk-client xtk-log xtk-collective xtk-analyze xtk-testbed \
+  >/dev/null
 exec build/release/tools/xtk/xtk demo -o "$out"

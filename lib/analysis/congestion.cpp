@@ -58,6 +58,14 @@ CongestionPoint find_congestion_point(const std::vector<double>& x, const std::v
     return cp;
   }
   cp.tangent_points = std::min(options.tangent_points, n - flat);
+  // Measured loads scatter around the requested ones: two congested steps at
+  // nearly one load give no slope. The tangent takes the next steps too until
+  // it spans half the series' median step.
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < n; ++i) gaps.push_back(x[i] - x[i - 1]);
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  const double min_span = gaps[gaps.size() / 2] / 2;
+  while (flat + cp.tangent_points < n && x[flat + cp.tangent_points - 1] - x[flat] < min_span) ++cp.tangent_points;
   if (cp.tangent_points < 2) {
     cp.status = "only the last step is congested: a tangent needs 2 points";
     return cp;

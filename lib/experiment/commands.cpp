@@ -29,6 +29,11 @@ std::int64_t cross_traffic_warmup_ns(const ExperimentConfig& config) {
   return std::llround(static_cast<double>(config.cross_traffic.warmup_ns) * time_scale(config));
 }
 
+std::int64_t training_warmup_ns(const ExperimentConfig& c, const StepPlan& step) {
+  const double compute_ns = read_model_totals(step.model).compute_ms * 1e6 * c.training.compute_scale * time_scale(c);
+  return std::llround(2 * compute_ns * static_cast<double>(c.training.warmup));
+}
+
 std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepPlan& step, const std::string& src,
                                           const std::string& dst, const std::string& out) {
   std::vector<std::string> argv{find_tool("xtk-gen"),

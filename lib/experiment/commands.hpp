@@ -30,6 +30,11 @@ std::vector<std::string> training_command(const ExperimentConfig& config, const 
 // How long cross traffic runs alone before training starts.
 std::int64_t cross_traffic_warmup_ns(const ExperimentConfig& config);
 
+// A bound on the training's warm-up iterations without cross traffic: twice
+// their compute (dilated under emulation). The step's roles start after it,
+// so the warm-up neither meets the cross traffic nor outlasts --start-at.
+std::int64_t training_warmup_ns(const ExperimentConfig& config, const StepPlan& step);
+
 // A time as the tools take it: "1.500s" (durations) or Unix seconds (instants).
 std::string seconds_text(std::int64_t ns);
 std::string instant_text(std::int64_t realtime_ns);

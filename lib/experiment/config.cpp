@@ -178,7 +178,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   }
   r.get_unit(e, "link", c.link_bps, parse_rate_bps);
   r.get_unit(e, "emulate_link", c.emulation.link_bps, parse_rate_bps);
-  std::string emulation = "bytes";
+  std::string emulation = "both";
   r.get(e, "emulation", emulation);
   if (emulation == "bytes") {
     c.emulation.method = EmulationMethod::bytes;

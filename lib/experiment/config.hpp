@@ -23,7 +23,7 @@ enum class EmulationMethod { bytes, time, both };
 
 struct Emulation {
   double link_bps = 0;  // the emulated cluster's link; 0: no emulation
-  EmulationMethod method = EmulationMethod::bytes;
+  EmulationMethod method = EmulationMethod::both;
   bool on() const { return link_bps > 0; }
   // Multiplies every byte the job and the cross traffic send (1 when off or `time`).
   double byte_scale(double testbed_link_bps) const;

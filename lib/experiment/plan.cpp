@@ -46,6 +46,13 @@ ModelTotals read_model_totals(const std::string& model) {
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (line.rfind("# model=", 0) == 0) totals.name = line.substr(8);
+    if (line.rfind("# compute_ms=", 0) == 0) {
+      try {
+        totals.compute_ms = std::stod(line.substr(13));
+      } catch (const std::exception&) {
+        throw InputError(path, line_no, fmt::format("compute_ms '{}' is not a number", line.substr(13)));
+      }
+    }
     if (line.empty() || line[0] == '#' || line.rfind("name,", 0) == 0) continue;
     std::istringstream fields(line);
     std::string name, numel, dtype;

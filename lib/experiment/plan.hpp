@@ -27,6 +27,7 @@ struct ModelTotals {
   std::string name;
   double params = 0;
   double bytes_per_param = 0;
+  double compute_ms = 0;  // one iteration's compute (the header's compute_ms; 0 when absent)
 };
 // `model` is a profile file or NAME for configs/models/NAME.csv.
 ModelTotals read_model_totals(const std::string& model);

@@ -75,7 +75,7 @@ class Step {
   }
 
   void launch() {
-    start_ns_ = realtime_ns() + kSetupNs;
+    start_ns_ = realtime_ns() + kSetupNs + training_warmup_ns(c_, plan_);
     const std::int64_t training_start = start_ns_ + (cross_traffic() ? cross_traffic_warmup_ns(c_) : 0);
     if (cross_traffic()) {
       write_schedule();

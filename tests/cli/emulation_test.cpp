@@ -111,16 +111,19 @@ class Emulation : public ::testing::Test {
 
 TEST(EmulationConfig, ScalesFollowTheMethod) {
   auto c = parse_experiment_config("[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\n", "e.toml");
-  EXPECT_EQ(c.emulation.method, EmulationMethod::bytes);  // the default
+  EXPECT_EQ(c.emulation.method, EmulationMethod::both);  // the default
+  EXPECT_DOUBLE_EQ(c.emulation.byte_scale(c.link_bps), 0.2);
+  EXPECT_DOUBLE_EQ(c.emulation.time_scale(c.link_bps), 5.0);
+  c = parse_experiment_config("[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nemulation = \"bytes\"\n", "e.toml");
   EXPECT_DOUBLE_EQ(c.emulation.byte_scale(c.link_bps), 0.04);
   EXPECT_DOUBLE_EQ(c.emulation.time_scale(c.link_bps), 1.0);
   c = parse_experiment_config("[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nemulation = \"time\"\n", "e.toml");
   EXPECT_DOUBLE_EQ(c.emulation.byte_scale(c.link_bps), 1.0);
   EXPECT_DOUBLE_EQ(c.emulation.time_scale(c.link_bps), 25.0);
   EXPECT_EQ(cross_traffic_warmup_ns(c), 25'000'000'000);  // the default 1 s, dilated
-  c = parse_experiment_config("[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nemulation = \"both\"\n", "e.toml");
-  EXPECT_DOUBLE_EQ(c.emulation.byte_scale(c.link_bps), 0.2);
-  EXPECT_DOUBLE_EQ(c.emulation.time_scale(c.link_bps), 5.0);
+  // One warm-up iteration of tiny-mlp (60 ms of compute), dilated, bounded at twice its compute.
+  c.training.models = {XTK_TINY_MODEL};
+  EXPECT_EQ(training_warmup_ns(c, {XTK_TINY_MODEL, "none", 0, 0, "", 1}), 3'000'000'000);
   c = parse_experiment_config("[experiment]\nlink = \"1G\"\n", "e.toml");
   EXPECT_FALSE(c.emulation.on());
   EXPECT_DOUBLE_EQ(c.emulation.byte_scale(c.link_bps), 1.0);

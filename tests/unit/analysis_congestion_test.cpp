@@ -75,4 +75,20 @@ TEST(AnalysisCongestion, NoCongestionPointSaysWhy) {
   EXPECT_EQ(loose.flat_points, 3u);
 }
 
+TEST(AnalysisCongestion, TangentSpansMoreThanOneLoad) {
+  // demo run 1's consistent series (Gbit/s, ms): the 60 % and 70 % steps
+  // measured 0.658 and 0.647 Gbit/s. Through those two alone the tangent fell.
+  const std::vector<double> x{0, 0.105, 0.202, 0.295, 0.415, 0.476, 0.647, 0.658, 0.804, 0.951};
+  const std::vector<double> y{821.3, 823.6, 824.7, 827.4, 839.4, 841.4, 938.2, 947.9, 1785.3, 4577.3};
+  const auto cp = find_congestion_point(x, y, {});
+  ASSERT_TRUE(cp.ok()) << cp.status;
+  EXPECT_EQ(cp.flat_points, 6u);
+  EXPECT_EQ(cp.tangent_points, 3u);  // 0.011 apart, below half the median step (0.1 / 2): the next step joins
+  EXPECT_GT(cp.tangent.slope, cp.flat.slope);
+  EXPECT_GT(cp.intersection_x, 0.476);
+  EXPECT_LT(cp.intersection_x, 0.658);
+  // Steps far enough apart keep the two-point tangent.
+  EXPECT_EQ(find_congestion_point({0, 1, 2, 3, 4}, {100, 100, 100, 150, 200}, {}).tangent_points, 2u);
+}
+
 }  // namespace xtk::analysis

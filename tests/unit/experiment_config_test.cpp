@@ -68,6 +68,7 @@ TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
   EXPECT_EQ(totals.name, "tiny-mlp");
   EXPECT_DOUBLE_EQ(totals.params, 1579530);
   EXPECT_DOUBLE_EQ(totals.bytes_per_param, 4);
+  EXPECT_DOUBLE_EQ(totals.compute_ms, 60);
 }
 
 }  // namespace xtk

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   auto* demo = app.add_subcommand(
       "demo",
       "the seed's experiment on this machine: 3 training hosts and a cross-traffic host in network namespaces,\n"
-      "a 1 Gbit/s bottleneck, consistent vs burst web-search from 0 to 90 %; prints the tables, writes plots");
+      "a 1 Gbit/s bottleneck emulating the seed's 25 Gbit/s cluster, consistent vs burst web-search from 0 to\n"
+      "90 % (configs/experiments/demo.toml); prints the tables, writes plots. About 8 minutes on 2 cores");
   options.out = "xtk-demo";
   demo->add_option("-o,--out", options.out, "experiment directory")->capture_default_str();
   demo->add_flag("--fresh", options.fresh, "run every step again (default: keep completed steps)");
