@@ -329,7 +329,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     todo = ["iteration-time", "rescaled", "cdf"]
     if args.step:
-        todo += ["injection", "flow-throughput"]
+        todo.append("injection")
+        # Per-flow throughput needs trace bins; an experiment without them (capture
+        # summarize = false) still gets every other figure.
+        if read_trace(args.step, read_run(args.step), ["cross", "training"])[0] is not None:
+            todo.append("flow-throughput")
+        else:
+            print(f"plot.py: no flow-throughput figure: {args.step} has no trace bins")
     if args.sweep:
         todo.append("busbw")
     args.bins, args.flows, args.window, args.span_ms = 40, 6, 10, 0

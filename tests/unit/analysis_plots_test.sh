@@ -25,6 +25,10 @@ if "$py" "$root/analysis/plot.py" flow-throughput "$exp/toy-consistent-05" -o "$
   exit 1
 fi
 grep -q "per-flow throughput needs trace bins" "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+# `all` on such a step draws the others and says which it left out.
+"$py" "$root/analysis/plot.py" all --tables "$tmp/tables" --step "$exp/toy-consistent-05" -o "$tmp/no-bins" >"$tmp/out"
+grep -q "no flow-throughput figure: .*toy-consistent-05 has no trace bins" "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
+[[ -s $tmp/no-bins/injection.png && ! -e $tmp/no-bins/flow-throughput.png ]] || { ls "$tmp/no-bins" >&2; exit 1; }
 
 "$py" - "$tmp/png" <<'PY'
 import os

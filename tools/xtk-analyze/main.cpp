@@ -213,7 +213,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->add_option("--flat-tolerance", t.flat_tolerance,
                    "congestion point: a step leaves the flat region this far above the flat line")
       ->capture_default_str();
-  tables->add_option("--tangent-points", t.tangent_points, "congestion point: congested steps the tangent goes through")
+  tables
+      ->add_option("--tangent-points", t.tangent_points,
+                   "congestion point: congested steps the tangent goes through at least (more while they span less "
+                   "than half the median load step)")
       ->capture_default_str();
   tables->add_option("--fit-n", t.fit_n, "fit exponent n: auto (best R^2 of 1, 0.5, 2) or one of them")
       ->capture_default_str();

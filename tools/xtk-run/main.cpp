@@ -12,8 +12,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{
       "Run an experiment: for every model, a zero-load step, then each cross-traffic profile at each load,\n"
       "recording iterations, flows and counters per step; then print xtk-analyze's tables.\n"
-      "Completed steps are kept: rerun the same command to resume after Ctrl-C or a failure.\n\n"
-      "  xtk-run configs/experiments/seed-b-netns.toml",
+      "Completed steps are kept: rerun the same command to resume after Ctrl-C or a failure. A config's\n"
+      "emulate_link runs a faster cluster's job on a slower testbed (docs/experiments.md).\n\n"
+      "  xtk-run configs/experiments/seed-001.toml",
       "xtk-run"};
   app.set_version_flag("--version", std::string("xtk-run ") + XTK_VERSION);
   std::string config_path;
