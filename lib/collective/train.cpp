@@ -185,14 +185,14 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
   Trainer trainer(o, profile, backend, job);
   std::unique_ptr<IterationWriter> writer;
   if (!o.iterations_path.empty()) {
-    writer = std::make_unique<IterationWriter>(
-        rank_path(o.iterations_path, job.world().rank),
-        std::vector<std::pair<std::string, std::string>>{{"generator", fmt::format("xtk-collective {}", XTK_VERSION)},
-                                                         {"model", profile.model},
-                                                         {"ranks", std::to_string(job.nranks())},
-                                                         {"backend", backend.name()},
-                                                         {"bucket_bytes", std::to_string(o.caps.bytes)},
-                                                         {"size_scale", fmt::format("{}", o.size_scale)}});
+    std::vector<std::pair<std::string, std::string>> header{
+        {"generator", fmt::format("xtk-collective {}", XTK_VERSION)},
+        {"model", profile.model},
+        {"ranks", std::to_string(job.nranks())},
+        {"backend", backend.name()},
+        {"bucket_bytes", std::to_string(o.caps.bytes)}};
+    if (o.size_scale != 1.0) header.emplace_back("size_scale", fmt::format("{}", o.size_scale));
+    writer = std::make_unique<IterationWriter>(rank_path(o.iterations_path, job.world().rank), header);
   }
   RankPart part;
   part.bytes_per_iteration = trainer.bytes_sent();
