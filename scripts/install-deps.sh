@@ -13,6 +13,7 @@ packages=(
   libgloo-dev                                       # xtk-collective's CPU backend (pulls libhiredis-dev, libibverbs-dev)
   iperf libtomlplusplus-dev python3                 # bench/flow peers; xtk-run configs
   slurm-wlm munge                                   # the local Slurm cluster of the CI job
+  python3-torch patchelf                            # [training] command's test (a Gloo script); scripts/bundle.sh
 )
 
 missing=()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The collective harness on a GPU host, against torch.distributed in the same
 # call (the device acceptance). Builds nothing: give it an
-# xtk-collective built with NCCL (a build tree's binary, or the wrapper of
-# bench/collective/bundle.sh).
+# xtk-collective built with NCCL (a build tree's binary, or that of a bundle
+# from scripts/bundle.sh, after its setup.sh).
 #
 #   bash bench/collective/run_gpu.sh XTK_COLLECTIVE [OUT]
 #
@@ -17,7 +17,7 @@
 #   4. train: resnet50 and bert-large profiles, one process per GPU
 #   5. NETNS=1: two network namespaces joined by a veth pair, one GPU each, NCCL
 #      over sockets (P2P, SHM, IB off), unshaped and with tbf 10 Gbit/s on both
-#      ends: xtk sweep vs torch. Needs root and `ip`/`tc` on PATH (bundle.sh's).
+#      ends: xtk sweep vs torch. Needs root and `ip`/`tc` on PATH (the bundle's).
 #
 # Environment: PARTS (which of profiles, nvlink, train, netns to run; default
 # the first three, plus netns with NETNS=1 - a whole run may not fit a 10-minute

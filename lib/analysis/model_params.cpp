@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "analysis/run_files.hpp"
+#include "core/data_files.hpp"
 #include "core/error.hpp"
 
 namespace xtk::analysis {
@@ -38,12 +39,13 @@ const ModelParams* ModelTable::find(std::string_view model) const {
 
 std::string resolve_model_table(const std::string& flag) {
   if (!flag.empty()) return flag;
-  for (const char* base : {XTK_CONFIG_DIR, XTK_INSTALL_CONFIG_DIR}) {
-    const auto candidate = std::filesystem::path(base) / "models" / "params.csv";
-    if (*base && std::filesystem::is_regular_file(candidate)) return candidate.string();
+  std::string path = find_shipped_file("models/params.csv");
+  if (path.empty()) {
+    std::string searched;
+    for (const auto& dir : shipped_data_dirs()) searched += "\n  " + dir + "/models/params.csv";
+    throw Error(fmt::format("no model table (use --models); none of these exists:{}", searched));
   }
-  throw Error(fmt::format("no model table: neither {}/models/params.csv nor {}/models/params.csv exists (use --models)",
-                          XTK_CONFIG_DIR, XTK_INSTALL_CONFIG_DIR));
+  return path;
 }
 
 }  // namespace xtk::analysis

@@ -182,6 +182,14 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
     e.time_scale = f.number(f.require(*em, {"emulation", "time_scale"}), {"emulation", "time_scale"}, true);
   }
 
+  if (const auto* t = f.find(root, {"training_nic"})) {
+    if (!t->is_object()) f.fail({"training_nic"}, "\"training_nic\" must be an object");
+    auto& n = info.training_nic;
+    n.source = f.token(f.require(*t, {"training_nic", "source"}), {"training_nic", "source"});
+    n.counter = f.token(f.require(*t, {"training_nic", "counter"}), {"training_nic", "counter"});
+    if (const auto* v = f.find(*t, {"training_nic", "host"})) n.host = f.token(*v, {"training_nic", "host"});
+  }
+
   const auto& files = f.require(root, {"files"});
   if (!files.is_object()) f.fail({"files"}, "\"files\" must be an object");
   auto file = [&](const json& value, std::initializer_list<std::string_view> keys) {
@@ -208,6 +216,13 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
   info.iterations = file_list(f.require(files, {"files", "iterations"}), {"files", "iterations"});
   if (const auto* v = f.find(files, {"files", "flows"})) info.flows = file_list(*v, {"files", "flows"});
   if (const auto* v = f.find(files, {"files", "counters"})) info.counters = file(*v, {"files", "counters"});
+  if (const auto* v = f.find(files, {"files", "training_counters"})) {
+    info.training_counters = file(*v, {"files", "training_counters"});
+    if (info.training_nic.source.empty()) {
+      f.fail({"files", "training_counters"},
+             "\"files.training_counters\" needs \"training_nic\" (its \"source\" and \"counter\")");
+    }
+  }
   if (const auto* v = f.find(files, {"files", "trace_bins"})) {
     if (!v->is_object() || v->empty()) {
       f.fail({"files", "trace_bins"}, "\"files.trace_bins\" must be an object with \"cross\" and/or \"training\"");

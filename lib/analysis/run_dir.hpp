@@ -39,6 +39,14 @@ struct Emulation {
   bool operator==(const Emulation&) const = default;
 };
 
+// A NIC that carries only the training ring (xtk-run samples the last rank's):
+// its counter gives the training's bytes on the wire, headers included.
+struct TrainingNic {
+  std::string host;
+  std::string source;   // "net:eth0"
+  std::string counter;  // "tx_bytes"
+};
+
 struct StepInfo {
   std::string dir;       // the step directory
   std::string run_json;  // its run.json, for messages
@@ -57,6 +65,8 @@ struct StepInfo {
   // Paths of the step's files (joined to dir); empty when absent.
   std::vector<std::string> iterations, flows;
   std::string counters;
+  std::string training_counters;  // with training_nic
+  TrainingNic training_nic;
   // Trace bins of the cross traffic and of the training traffic: the capture
   // tool's filters split a capture into the two (docs/run-directory.md).
   std::vector<std::string> cross_bins, training_bins;

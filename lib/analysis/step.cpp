@@ -369,6 +369,14 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     step.measured_load_bps = idle ? 0.0 : info.load_bps;
     step.load_source = idle ? LoadSource::none : LoadSource::requested;
   }
+  step.wire_tx_bytes_per_iter = kNaN;
+  if (!info.training_counters.empty() && !step.iter_us.empty()) {
+    const auto& nic = info.training_nic;
+    const double bps = counter_load_bps(read_text_file(info.training_counters, "counters"), info.training_counters,
+                                        nic.source, nic.counter, step.window);
+    const double window_s = static_cast<double>(step.window.end_ns - step.window.start_ns) * 1e-9;
+    step.wire_tx_bytes_per_iter = bps / 8 * window_s / static_cast<double>(step.iter_us.size());
+  }
   return step;
 }
 

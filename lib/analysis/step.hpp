@@ -39,6 +39,8 @@ struct Step {
   double mean_us = 0, stdev_us = 0, cv = 0;
   Window window;
   double bytes_per_rank_iter = 0;  // mean of the iterations' `bytes`; NaN when all are 0
+  // The training NIC's bytes over the window per iteration; NaN without its counters.
+  double wire_tx_bytes_per_iter = 0;
   double measured_load_bps = 0;
   LoadSource load_source = LoadSource::none;
   std::vector<NodeBandwidth> nodes;  // from training trace bins, sorted by node

@@ -214,18 +214,33 @@ NamedTable iteration_time_table(const Experiment& e) {
            {"p99_us", 1},
            {"stdev_us", 1},
            {"cv", 4},
+           {"wire_tx_bytes_per_iter", 0},
            {"emulated_load_gbps", 3},
            {"emulated_available_gbps", 3},
            {"emulated_mean_us", 1},
            {"dir"}});
   for (const auto& s : e.steps) {
     const auto& i = s.info;
-    t.add_row({i.model, i.profile, i.step, i.load_bps / kGiga, pct(i.load_bps / s.capacity_bps()),
-               s.measured_load_bps / kGiga, std::string(to_string(s.load_source)), s.available_bps() / kGiga,
+    t.add_row({i.model,
+               i.profile,
+               i.step,
+               i.load_bps / kGiga,
+               pct(i.load_bps / s.capacity_bps()),
+               s.measured_load_bps / kGiga,
+               std::string(to_string(s.load_source)),
+               s.available_bps() / kGiga,
                s.measured_load_bps < s.capacity_bps() ? rescaled_load(s.measured_load_bps, s.capacity_bps()) : kNaN,
-               static_cast<std::uint64_t>(s.iter_us.size()), s.mean_us, s.percentile_us(0.5), s.percentile_us(0.99),
-               s.stdev_us, s.cv, s.emulated_bps(s.measured_load_bps) / kGiga, s.emulated_bps(s.available_bps()) / kGiga,
-               s.emulated_us(s.mean_us), relative_dir(e, s)});
+               static_cast<std::uint64_t>(s.iter_us.size()),
+               s.mean_us,
+               s.percentile_us(0.5),
+               s.percentile_us(0.99),
+               s.stdev_us,
+               s.cv,
+               s.wire_tx_bytes_per_iter,
+               s.emulated_bps(s.measured_load_bps) / kGiga,
+               s.emulated_bps(s.available_bps()) / kGiga,
+               s.emulated_us(s.mean_us),
+               relative_dir(e, s)});
   }
   return {"iteration_time", "1. Iteration time per cross-traffic step", std::move(t)};
 }

@@ -156,7 +156,7 @@ ModelProfile read_profile(const std::string& path) {
 }
 
 std::string find_profile(const std::string& name_or_path) {
-  return find_data_file(name_or_path, DataKind{"XTK_MODEL_PATH", "models", ".csv", "--model"});
+  return find_data_file(name_or_path, kModelProfiles);
 }
 
 }  // namespace xtk::collective

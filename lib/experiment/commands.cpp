@@ -25,6 +25,12 @@ std::string instant_text(std::int64_t realtime_ns) {
   return fmt::format("{:.6f}", static_cast<double>(realtime_ns) / 1e9);
 }
 
+std::int64_t training_startup_ns(const ExperimentConfig& c) {
+  if (c.training.startup_ns > 0) return c.training.startup_ns;
+  if (!c.training.command.empty()) return 30'000'000'000;
+  return c.training.backend == "nccl" ? 10'000'000'000 : 3'000'000'000;
+}
+
 std::int64_t cross_traffic_warmup_ns(const ExperimentConfig& config) {
   return std::llround(static_cast<double>(config.cross_traffic.warmup_ns) * time_scale(config));
 }
@@ -71,33 +77,62 @@ std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepP
   return argv;
 }
 
+namespace {
+
+std::string with_rank(std::string path, std::uint32_t rank) {
+  if (const auto at = path.find("{rank}"); at != std::string::npos) path.replace(at, 6, std::to_string(rank));
+  return path;
+}
+
+}  // namespace
+
+std::vector<std::string> rank_environment(const ExperimentConfig& c, const StepPlan& step, const RankLaunch& launch) {
+  const auto colon = launch.master.rfind(':');
+  std::vector<std::string> env{
+      fmt::format("RANK={}", launch.rank),
+      fmt::format("WORLD_SIZE={}", c.training.ranks),
+      fmt::format("LOCAL_RANK={}", launch.local_rank),
+      "MASTER_ADDR=" + launch.master.substr(0, colon),
+      "MASTER_PORT=" + (colon == std::string::npos ? std::string("29500") : launch.master.substr(colon + 1)),
+  };
+  if (!c.training.gpus.empty()) {
+    env.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", c.training.gpus[launch.local_rank % c.training.gpus.size()]));
+  }
+  if (c.training.backend == "nccl") {
+    env.insert(env.end(), {"NCCL_NVLS_ENABLE=0", "NCCL_DEBUG=INFO"});
+    if (!launch.confine_to_interface.empty()) {
+      env.insert(env.end(), {"NCCL_SOCKET_IFNAME=" + launch.confine_to_interface, "NCCL_P2P_DISABLE=1",
+                             "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1"});
+    }
+  } else if (!launch.confine_to_interface.empty()) {
+    env.push_back("GLOO_SOCKET_IFNAME=" + launch.confine_to_interface);
+  }
+  if (!c.training.command.empty()) {
+    env.insert(env.end(), {"XTK_ITERATIONS_FILE=" + with_rank(launch.iterations_path, launch.rank),
+                           fmt::format("XTK_ITERATIONS={}", c.training.iterations),
+                           fmt::format("XTK_WARMUP={}", c.training.warmup), "XTK_MODEL=" + step.model,
+                           "XTK_BACKEND=" + c.training.backend});
+    if (launch.start_realtime_ns > 0) env.push_back("XTK_START_AT=" + instant_text(launch.start_realtime_ns));
+  }
+  for (const auto& [name, value] : c.training.env) env.push_back(name + "=" + value);
+  return env;
+}
+
 std::vector<std::string> training_command(const ExperimentConfig& c, const StepPlan& step, const RankLaunch& launch) {
-  std::vector<std::string> argv{find_tool("xtk-collective"),
-                                "--backend",
-                                c.training.backend,
-                                "--rank",
-                                std::to_string(launch.rank),
-                                "--world-size",
-                                std::to_string(c.training.ranks),
-                                "--master",
-                                launch.master,
-                                "--timeout",
-                                seconds_text(c.training.timeout_ns),
-                                "train",
-                                "--model",
-                                step.model,
-                                "--iters",
-                                std::to_string(c.training.iterations),
-                                "--warmup",
-                                std::to_string(c.training.warmup),
-                                "--compute-scale",
-                                fmt::format("{}", c.training.compute_scale * time_scale(c)),
-                                "--size-scale",
-                                fmt::format("{}", byte_scale(c)),
-                                "--compute-mode",
-                                c.training.compute_mode,
-                                "-o",
-                                launch.iterations_path};
+  std::vector<std::string> argv{"env"};
+  const auto env = rank_environment(c, step, launch);
+  argv.insert(argv.end(), env.begin(), env.end());
+  if (!c.training.command.empty()) {
+    argv.insert(argv.end(), {"/bin/sh", "-c", c.training.command});
+    return argv;
+  }
+  argv.insert(argv.end(), {find_tool("xtk-collective"), "--backend", c.training.backend, "--timeout",
+                           seconds_text(c.training.timeout_ns), "train", "--model", step.model, "--iters",
+                           std::to_string(c.training.iterations), "--warmup", std::to_string(c.training.warmup),
+                           "--compute-scale", fmt::format("{}", c.training.compute_scale * time_scale(c)),
+                           "--size-scale", fmt::format("{}", byte_scale(c)), "-o", launch.iterations_path});
+  // GPU ranks compute on their GPU; the CPU modes are for Gloo ranks.
+  if (c.training.backend == "gloo") argv.insert(argv.end(), {"--compute-mode", c.training.compute_mode});
   if (launch.start_realtime_ns > 0) argv.insert(argv.end(), {"--start-at", instant_text(launch.start_realtime_ns)});
   if (!c.training.bucket.empty()) argv.insert(argv.end(), {"--bucket", c.training.bucket});
   return argv;

@@ -1,7 +1,8 @@
 // The command lines a step runs for its generated roles: the cross-traffic
-// schedule (xtk-gen) and each training rank (xtk-collective train), with the
-// experiment's emulation applied (config.hpp, Emulation). Kept apart from the
-// step's supervision so tests can run exactly what a step would.
+// schedule (xtk-gen) and each training rank (xtk-collective train, or the
+// user's own training script), with the experiment's emulation applied
+// (config.hpp, Emulation). Kept apart from the step's supervision so tests can
+// run exactly what a step would.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +24,30 @@ struct RankLaunch {
   std::string master;                  // rank 0's HOST:PORT
   std::int64_t start_realtime_ns = 0;  // the common start of recorded iterations; 0: none
   std::string iterations_path;         // may hold {rank}
+  std::uint32_t local_rank = 0;        // the rank's place on its host: picks its GPU
+  // The testbed's NIC, when ranks share a host that also has faster paths
+  // (NVLink, shared memory): NCCL is then confined to it. Empty: NCCL as the
+  // user's environment sets it.
+  std::string confine_to_interface;
 };
+
+// A rank's environment, as NAME=value: torchrun's variables (RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT), its GPU, NCCL's settings (below),
+// XTK_* for a training script, and [training.env] last (it overrides).
+// With NCCL: NCCL_NVLS_ENABLE=0 and NCCL_DEBUG=INFO always (the step checks
+// NCCL's report of its connections); with `confine_to_interface`, also
+// NCCL_SOCKET_IFNAME and P2P, SHM and IB off (Gloo: GLOO_SOCKET_IFNAME).
+std::vector<std::string> rank_environment(const ExperimentConfig& config, const StepPlan& step,
+                                          const RankLaunch& launch);
+
+// `env <rank_environment> ...`: xtk-collective train, or /bin/sh -c COMMAND.
 std::vector<std::string> training_command(const ExperimentConfig& config, const StepPlan& step,
                                           const RankLaunch& launch);
+
+// From launching the roles to the common start: `startup`, or by mode:
+// process start-up (3 s), with CUDA and NCCL initialisation (10 s), or a
+// training script importing its framework (30 s).
+std::int64_t training_startup_ns(const ExperimentConfig& config);
 
 // How long cross traffic runs alone before training starts.
 std::int64_t cross_traffic_warmup_ns(const ExperimentConfig& config);

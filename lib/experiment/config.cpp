@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -103,6 +104,36 @@ class Reader {
     for (const auto& item : *node->as_array()) {
       if (!item.is_number()) fail(&item, fmt::format("'{}' must be a list of numbers", key));
       out.push_back(item.value<double>().value());
+    }
+  }
+
+  void get_integers(const toml::table* t, const char* key, std::vector<std::uint32_t>& out) {
+    if (t == nullptr || t->get(key) == nullptr) return;
+    const toml::node* node = t->get(key);
+    if (!node->is_array()) fail(node, fmt::format("'{}' must be a list of whole numbers", key));
+    out.clear();
+    for (const auto& item : *node->as_array()) {
+      if (!item.is_integer() || item.as_integer()->get() < 0) {
+        fail(&item, fmt::format("'{}' must be a list of whole numbers >= 0", key));
+      }
+      out.push_back(static_cast<std::uint32_t>(item.as_integer()->get()));
+    }
+  }
+
+  // A table of environment variables: NAME = "value", names as a shell takes them.
+  void get_environment(const toml::table* t, const char* key, std::vector<std::pair<std::string, std::string>>& out) {
+    if (t == nullptr || t->get(key) == nullptr) return;
+    const toml::node* node = t->get(key);
+    if (!node->is_table()) fail(node, fmt::format("'{}' must be a table of NAME = \"value\"", key));
+    out.clear();
+    for (const auto& [name, value] : *node->as_table()) {
+      const std::string n(name.str());
+      const bool valid =
+          !n.empty() && !std::isdigit(static_cast<unsigned char>(n[0])) &&
+          n.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+      if (!valid) fail(&value, fmt::format("'{}': '{}' is not an environment variable name", key, n));
+      if (!value.is_string()) fail(&value, fmt::format("'{}': {} must be a string", key, n));
+      out.emplace_back(n, value.as_string()->get());
     }
   }
 
@@ -210,7 +241,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   const auto* t = r.table("training");
   r.known(t, "training",
           {"backend", "model", "models", "ranks", "compute_scale", "compute_mode", "iterations", "warmup", "bucket",
-           "timeout"});
+           "timeout", "gpus", "command", "env", "startup"});
   r.get(t, "backend", c.training.backend);
   if (r.node(t, "model")) {
     std::string model;
@@ -225,6 +256,20 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.get(t, "warmup", c.training.warmup);
   r.get(t, "bucket", c.training.bucket);
   r.get_unit(t, "timeout", c.training.timeout_ns, parse_duration_ns);
+  r.get_integers(t, "gpus", c.training.gpus);
+  r.get(t, "command", c.training.command);
+  r.get_environment(t, "env", c.training.env);
+  r.get_unit(t, "startup", c.training.startup_ns, parse_duration_ns);
+  if (r.node(t, "command") && c.training.command.find_first_not_of(" \t") == std::string::npos) {
+    r.fail(r.node(t, "command"), "'command' is empty: give the training script's command line, or leave it out");
+  }
+  if (c.training.backend != "gloo" && c.training.backend != "nccl") {
+    r.fail(r.node(t, "backend"), fmt::format("backend '{}': use gloo or nccl", c.training.backend));
+  }
+  if (!c.training.gpus.empty() && c.executor == ExecutorKind::netns && c.training.gpus.size() < c.training.ranks) {
+    r.fail(r.node(t, "gpus"), fmt::format("'gpus' lists {} GPUs for {} ranks on one host: give one per rank",
+                                          c.training.gpus.size(), c.training.ranks));
+  }
   if (c.training.ranks < 2) r.fail(r.node(t, "ranks"), "'ranks' must be at least 2 (an all-reduce needs peers)");
   if (c.training.iterations == 0) r.fail(r.node(t, "iterations"), "'iterations' must be at least 1");
   if (c.training.models.empty()) r.fail(r.node(t, "models"), "'models' must name at least one model");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace xtk {
@@ -53,6 +54,15 @@ struct ExperimentConfig {
     std::uint32_t warmup = 1;
     std::string bucket;  // empty: the harness's default
     std::int64_t timeout_ns = 120'000'000'000;
+    // The GPU of each local rank (netns: rank K is local rank K; elsewhere one
+    // rank per host, local rank 0). Empty: local rank K uses GPU K.
+    std::vector<std::uint32_t> gpus;
+    // A training script run per rank (through /bin/sh -c) in place of the
+    // emulator; it writes the iterations file (docs/experiments.md).
+    std::string command;
+    std::vector<std::pair<std::string, std::string>> env;  // [training.env], given to every rank last
+    // From launching the ranks to the common start; 0: by mode (commands.hpp).
+    std::int64_t startup_ns = 0;
   } training;
 
   struct CrossTraffic {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/data_files.hpp"
 #include "core/error.hpp"
 
 namespace xtk {
@@ -35,10 +36,9 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
 
 ModelTotals read_model_totals(const std::string& model) {
   namespace fs = std::filesystem;
-  std::string path = model;
-  if (!fs::is_regular_file(path)) path = (fs::path(XTK_MODELS_DIR) / (model + ".csv")).string();
+  const std::string path = find_data_file(model, kModelProfiles);
   std::ifstream in(path);
-  if (!in) throw Error(fmt::format("model '{}': no such profile file, and no {}", model, path));
+  if (!in) throw Error(fmt::format("{}: cannot read the model profile", path));
   ModelTotals totals;
   totals.name = fs::path(path).stem().string();
   double bytes = 0;

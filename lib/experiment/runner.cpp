@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/data_files.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
 #include "experiment/executor.hpp"
@@ -55,8 +56,10 @@ class DirectoryLock {
 // The figures (analysis/plot.py), beside the tables; the injection and
 // per-flow plots show the heaviest burst step (or the heaviest step).
 void draw_plots(const std::string& dir, const std::vector<StepPlan>& steps, std::ostream& out) {
-  const fs::path script = fs::path(XTK_ANALYSIS_DIR) / "plot.py";
-  if (!fs::exists(script)) return;
+  // The source tree's analysis/, else share/xtk/analysis of a bundle or an installation.
+  fs::path script = fs::path(XTK_ANALYSIS_DIR) / "plot.py";
+  if (!fs::exists(script)) script = find_shipped_file("analysis/plot.py");
+  if (script.empty()) return;
   const StepPlan* heaviest = nullptr;
   for (const auto& s : steps) {
     if (s.profile == "none" || step_status(s.dir) != "ok") continue;

@@ -7,12 +7,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "experiment/commands.hpp"
+#include "experiment/nccl_transport.hpp"
 
 namespace xtk {
 namespace {
@@ -20,7 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr std::int64_t kSetupNs = 3'000'000'000;  // from launching the roles to the common start
 constexpr std::uint16_t kCrossTrafficPort = 7000;
 
 std::string tail(const std::string& path, std::size_t lines = 8) {
@@ -75,7 +76,7 @@ class Step {
   }
 
   void launch() {
-    start_ns_ = realtime_ns() + kSetupNs + training_warmup_ns(c_, plan_);
+    start_ns_ = realtime_ns() + training_startup_ns(c_) + training_warmup_ns(c_, plan_);
     const std::int64_t training_start = start_ns_ + (cross_traffic() ? cross_traffic_warmup_ns(c_) : 0);
     if (cross_traffic()) {
       write_schedule();
@@ -116,13 +117,54 @@ class Step {
              file("client.json"),
              nullptr});
     }
+    if (!c_.capture.counter_period.empty()) {
+      // The last rank's host carries only the ring (in A and in B): its NIC
+      // counts the training's bytes on the wire. Bytes per iteration need no
+      // fine period, and a 2-core testbed feels every sampler.
+      start({"counters (training)",
+             training_nic_host(),
+             {find_tool("xtk-log"), "counters", "-s", "net:" + ex_.interface(training_nic_host()), "--period", "10ms",
+              "-o", file("counters_training.csv")},
+             file("counters_training.log"),
+             nullptr});
+    }
     const std::uint16_t master_port = static_cast<std::uint16_t>(29500 + plan_.seed % 1000);
     for (std::uint32_t r = 0; r < ranks_; ++r) {
-      const auto argv = training_command(
-          c_, plan_,
-          {r, fmt::format("{}:{}", ex_.address(0), master_port), training_start, file("iterations-{rank}.csv")});
-      start({fmt::format("rank {}", r), r, argv, file(fmt::format("rank-{}.log", r)), nullptr});
+      RankLaunch launch;
+      launch.rank = r;
+      launch.master = fmt::format("{}:{}", ex_.address(0), master_port);
+      launch.start_realtime_ns = training_start;
+      launch.iterations_path = file("iterations-{rank}.csv");
+      // On one machine every rank is a local rank of it, and NCCL would
+      // otherwise reach the others over NVLink or shared memory.
+      if (ex_.one_machine()) {
+        launch.local_rank = r;
+        launch.confine_to_interface = ex_.interface(r);
+      }
+      start({fmt::format("rank {}", r), r, training_command(c_, plan_, launch), file(fmt::format("rank-{}.log", r)),
+             nullptr});
     }
+  }
+
+  std::size_t training_nic_host() const { return ranks_ - 1; }
+
+  // A step whose NCCL traffic took a path other than the testbed's network
+  // measured nothing that cross traffic could touch: it fails. A failed
+  // rank's log may show such a path too (NCCL's P2P setup fails between
+  // namespaces), which is then the reason to give first.
+  std::optional<std::string> training_bypassed_network(bool connections_required = true) const {
+    if (c_.training.backend != "nccl") return std::nullopt;
+    for (const auto& role : roles_) {
+      if (role.name.rfind("rank ", 0) != 0) continue;
+      std::ifstream in(role.log);
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string source = fmt::format("{} on {} (log {})", role.name, ex_.host_label(role.host), role.log);
+      if (auto why = nccl_bypass(text.str(), source, ex_.one_machine() ? "NET/Socket" : "NET/", connections_required)) {
+        return "training traffic did not cross the bottleneck: " + *why;
+      }
+    }
+    return std::nullopt;
   }
 
   void write_schedule() {
@@ -148,10 +190,17 @@ class Step {
         if (status && (*status != 0 || !is_rank)) {
           outcome.error = fmt::format("{} on {} exited with status {}; its log {}:{}", role.name,
                                       ex_.host_label(role.host), *status, role.log, tail(role.log));
+          if (is_rank) {
+            if (auto why = training_bypassed_network(false)) outcome.error = *why + "\n  then " + outcome.error;
+          }
           return outcome;
         }
       }
       if (training_done) {
+        if (auto why = training_bypassed_network()) {
+          outcome.error = *why;
+          return outcome;
+        }
         outcome.ok = true;
         return outcome;
       }
@@ -214,6 +263,12 @@ class Step {
           fs::exists(file("trace_bins_training.csv"))) {
         files["trace_bins"] = {{"cross", "trace_bins_cross.csv"}, {"training", "trace_bins_training.csv"}};
       }
+    }
+    if (!c_.capture.counter_period.empty() && fs::exists(file("counters_training.csv"))) {
+      files["training_counters"] = "counters_training.csv";
+      j["training_nic"] = {{"host", ex_.host_label(training_nic_host())},
+                           {"source", "net:" + ex_.interface(training_nic_host())},
+                           {"counter", "tx_bytes"}};
     }
     j["files"] = files;
     // Beyond what analysis reads: enough to rerun the step from its log.

@@ -177,7 +177,7 @@ std::uint64_t FlowSizeCdf::sample(Rng& rng, double scale) const {
 }
 
 std::string resolve_cdf_path(const std::string& name_or_path) {
-  return find_data_file(name_or_path, DataKind{"XTK_CDF_PATH", "cdf", ".cdf", "--cdf"});
+  return find_data_file(name_or_path, kFlowSizeCdfs);
 }
 
 }  // namespace xtk

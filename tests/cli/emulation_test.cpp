@@ -85,12 +85,20 @@ class Emulation : public ::testing::Test {
     return {read_schedule((dir_ / "testbed.csv").string()), read_schedule((dir_ / "cluster.csv").string())};
   }
 
+  static RankLaunch launch(std::uint32_t rank, const std::string& master, const std::string& iterations) {
+    RankLaunch l;
+    l.rank = rank;
+    l.master = master;
+    l.iterations_path = iterations;
+    return l;
+  }
+
   // Runs the step's two training ranks on loopback; rank 0's output.
   std::string train(const ExperimentConfig& c) {
     const std::string master = "127.0.0.1:" + std::to_string(31000 + ::getpid() % 2000);
     const std::string iterations = (dir_ / "iterations-{rank}.csv").string();
-    ChildProcess peer(training_command(c, step("none"), {1, master, 0, iterations}), (dir_ / "rank-1.log").string());
-    const auto rank0 = run_command(training_command(c, step("none"), {0, master, 0, iterations}), 60s);
+    ChildProcess peer(training_command(c, step("none"), launch(1, master, iterations)), (dir_ / "rank-1.log").string());
+    const auto rank0 = run_command(training_command(c, step("none"), launch(0, master, iterations)), 60s);
     EXPECT_EQ(peer.wait(30s), 0);
     EXPECT_EQ(rank0.exit_status, 0) << rank0.output;
     return rank0.output;
@@ -198,7 +206,7 @@ TEST_F(Emulation, TrainingJobSendsScaledGradients) {
 
 TEST_F(Emulation, TrainingJobComputesLonger) {
   const auto c = config("time");
-  const auto argv = training_command(c, step("none"), {0, "h0:1", 0, "i.csv"});
+  const auto argv = training_command(c, step("none"), launch(0, "h0:1", "i.csv"));
   EXPECT_EQ(flag_value(argv, "--compute-scale"), "25");
   const auto output = train(c);
   EXPECT_EQ(bytes_per_iteration(), 6318120u);

@@ -116,5 +116,51 @@ TEST_F(Experiment, KilledRankFailsItsStepByName) {
   EXPECT_NE(j["error"].get<std::string>().find("rank "), std::string::npos) << j["error"];
 }
 
+// [training] command: a real training script per rank (torch.distributed over
+// Gloo) writes the iterations file that the tables read, through the testbed.
+TEST_F(Experiment, CommandModeRunsAScriptPerRank) {
+  if (!run_command({"/usr/bin/python3", "-c", "import torch.distributed as d; assert d.is_gloo_available()"}).ok()) {
+    GTEST_SKIP() << "needs python3-torch (Debian's, with Gloo) for the example script";
+  }
+  const std::string path = (dir_ / "experiment.toml").string();
+  {
+    std::ofstream out(path);
+    out << "[experiment]\nname = \"t\"\nlink = \"200M\"\nstep_timeout = \"90s\"\n"
+        << "[training]\nmodel = \"" << XTK_TINY_MODEL << "\"\nranks = 2\niterations = 4\nwarmup = 1\n"
+        << "startup = \"8s\"\ncommand = \"/usr/bin/python3 " << XTK_EXAMPLES
+        << "/training/gloo_allreduce.py --mb 4 --compute-ms 10\"\n"
+        << "[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [0.5]\nwarmup = \"500ms\"\n"
+        << "[capture]\ncounter_period = \"1ms\"\n";
+  }
+  const auto result = run_command(xtk_run(path), 240s);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  const fs::path step = fs::path(exp()) / "tiny-mlp/consistent/step01";
+  const auto j = run_json(step);
+  EXPECT_EQ(j["status"], "ok");
+  for (int rank = 0; rank < 2; ++rank) {
+    std::ifstream in(step / ("iterations-" + std::to_string(rank) + ".csv"));
+    int rows = 0;
+    for (std::string line; std::getline(in, line);) rows += !line.empty() && line[0] != '#' && line[0] != 'r';
+    EXPECT_EQ(rows, 4) << "rank " << rank;
+  }
+  // The script's own count (4 MB, two ranks: each sends 4 MB) and the training NIC's, headers included.
+  std::ifstream table(fs::path(exp()) / "tables" / "iteration_time.csv");
+  std::string header, row;
+  std::getline(table, header);
+  for (std::string line; std::getline(table, line);) {
+    if (line.find("consistent") != std::string::npos) row = line;
+  }
+  std::vector<std::string> names, values;
+  for (auto [text, out] : {std::pair{&header, &names}, std::pair{&row, &values}}) {
+    std::stringstream fields(*text);
+    for (std::string f; std::getline(fields, f, ',');) out->push_back(f);
+  }
+  const auto column = std::find(names.begin(), names.end(), "wire_tx_bytes_per_iter") - names.begin();
+  ASSERT_LT(static_cast<std::size_t>(column), values.size()) << header << "\n" << row;
+  const double wire = std::stod(values[column]);
+  EXPECT_GT(wire, 4.0e6);
+  EXPECT_LT(wire, 4.4e6);
+}
+
 }  // namespace
 }  // namespace xtk

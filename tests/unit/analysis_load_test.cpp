@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "analysis/step.hpp"
 #include "core/error.hpp"
@@ -160,6 +165,46 @@ TEST(AnalysisLoad, FlowRecordsWithAndWithoutTheRealtimeZero) {
   FlowLoad none;
   none.add_file(std::string(kFlows) + "2,h1,5000,1000,1000,-1,0.000,0.000,failed,reset\n", "f.csv");
   EXPECT_THROW(none.load_bps({0, 1}, std::nullopt), InputError);
+}
+
+}  // namespace xtk::analysis
+
+namespace xtk::analysis {
+
+// The training NIC's counter (xtk-run samples the last rank's host) over the
+// iterations' window, divided by the iterations in it.
+TEST(AnalysisLoad, TrainingNicGivesWireBytesPerIteration) {
+  const auto dir = std::filesystem::temp_directory_path() / ("xtk_wire_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  // Two iterations of one second each from realtime 1e9; 2e6 bytes every half second.
+  write("iterations-0.csv",
+        "# xtk-iterations\n# format_version=1\nrank,iter,start_ns,end_ns,iter_us,comm_us,bytes\n"
+        "0,0,1000000000,2000000000,1000000.0,0.0,0\n0,1,2000000000,3000000000,1000000.0,0.0,0\n");
+  std::string counters = kCounters;
+  for (int i = 0; i <= 8; ++i) {
+    counters += std::to_string(i * 500'000'000LL) + "," + std::to_string(i * 500'000'000LL) + ",net:eth0,tx_bytes," +
+                std::to_string(i * 2'000'000LL) + ",0\n";
+  }
+  write("counters_training.csv", counters);
+  write("run.json", R"({"format_version": 1, "step": 0, "model": "resnet50", "ranks": 1,
+    "cross_traffic": {"profile": "none", "load_bps": 0}, "link_bps": 1e9,
+    "training_nic": {"host": "h1", "source": "net:eth0", "counter": "tx_bytes"},
+    "files": {"iterations": "iterations-0.csv", "training_counters": "counters_training.csv"}})");
+  const auto step = load_step(read_step_info(dir.string()), {});
+  EXPECT_NEAR(step.wire_tx_bytes_per_iter, 4e6, 1);
+  std::filesystem::remove_all(dir);
+
+  const auto without_nic = R"({"format_version": 1, "step": 0, "model": "m", "ranks": 1,
+    "cross_traffic": {"profile": "none", "load_bps": 0}, "link_bps": 1e9,
+    "files": {"iterations": "i.csv", "training_counters": "c.csv"}})";
+  try {
+    parse_run_json(without_nic, "s/run.json", "s", false);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s/run.json:3: \"files.training_counters\" needs \"training_nic\" (its \"source\" and \"counter\")");
+  }
 }
 
 }  // namespace xtk::analysis

@@ -54,6 +54,29 @@ TEST(ExperimentConfig, ErrorsNameTheLine) {
             "e.toml: executor 'hosts' needs [hosts] file = \"hosts.txt\"");
 }
 
+TEST(ExperimentConfig, GpuRanksAndTrainingScripts) {
+  const auto c = parse_experiment_config(
+      "[training]\nbackend = \"nccl\"\nranks = 2\ngpus = [2, 3]\nstartup = \"20s\"\n"
+      "command = \"python3 train.py\"\n[training.env]\nNCCL_ALGO = \"Ring\"\nTORCH_NCCL_ASYNC = \"1\"\n",
+      "e.toml");
+  EXPECT_EQ(c.training.gpus, (std::vector<std::uint32_t>{2, 3}));
+  EXPECT_EQ(c.training.command, "python3 train.py");
+  EXPECT_EQ(c.training.startup_ns, 20'000'000'000);
+  ASSERT_EQ(c.training.env.size(), 2u);
+  EXPECT_EQ(c.training.env[0], (std::pair<std::string, std::string>{"NCCL_ALGO", "Ring"}));
+}
+
+TEST(ExperimentConfig, GpuAndScriptErrorsNameTheLine) {
+  EXPECT_EQ(error_of("[training]\nranks = 3\ngpus = [0, 1]\n"),
+            "e.toml:3: 'gpus' lists 2 GPUs for 3 ranks on one host: give one per rank");
+  EXPECT_EQ(error_of("[training]\ngpus = [0, -1]\n"), "e.toml:2: 'gpus' must be a list of whole numbers >= 0");
+  EXPECT_EQ(error_of("[training]\ncommand = \"  \"\n"),
+            "e.toml:2: 'command' is empty: give the training script's command line, or leave it out");
+  EXPECT_EQ(error_of("[training]\nbackend = \"mpi\"\n"), "e.toml:2: backend 'mpi': use gloo or nccl");
+  EXPECT_EQ(error_of("[training.env]\n\"1X\" = \"a\"\n"), "e.toml:2: 'env': '1X' is not an environment variable name");
+  EXPECT_EQ(error_of("[training.env]\nNCCL_DEBUG = 1\n"), "e.toml:2: 'env': NCCL_DEBUG must be a string");
+}
+
 TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
   auto c = parse_experiment_config("[training]\nmodel = \"" XTK_TINY_MODEL
                                    "\"\n[cross_traffic]\nprofiles = [\"consistent\", \"burst\"]\nloads = [0, 0.3, "

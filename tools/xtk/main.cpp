@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/cli.hpp"
+#include "core/data_files.hpp"
 #include "core/signals.hpp"
 #include "experiment/config.hpp"
 #include "experiment/runner.hpp"
@@ -13,11 +14,9 @@
 namespace {
 
 std::string demo_config() {
-  for (const std::string dir : {XTK_CONFIG_DIR, XTK_INSTALL_CONFIG_DIR}) {
-    const auto path = std::filesystem::path(dir) / "experiments" / "demo.toml";
-    if (std::filesystem::exists(path)) return path.string();
-  }
-  throw xtk::Error("cannot find configs/experiments/demo.toml (reinstall xtk)");
+  const std::string path = xtk::find_shipped_file("experiments/demo.toml");
+  if (path.empty()) throw xtk::Error("cannot find configs/experiments/demo.toml (reinstall xtk)");
+  return path;
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# xtk-run on a GPU host, from a bundle (scripts/bundle.sh), as root:
+#
+#   bash bench/gpu/run.sh BUNDLE OUT check        # bench/gpu/check.toml; then the same with P2P/SHM on (must fail)
+#   bash bench/gpu/run.sh BUNDLE OUT experiment   # configs/experiments/gpu-netns.toml
+#   bash bench/gpu/run.sh BUNDLE OUT fidelity     # DDP ResNet-50 vs the emulator at its compute time
+#
+# Each run's directory (tables, plots, step logs) lands in OUT. NCCL_NVLS_ENABLE=0 throughout.
+set -euo pipefail
+bundle=$(cd "$1" && pwd)
+out=$2
+what=$3
+mkdir -p "$out"
+sh "$bundle/setup.sh"
+export PATH=$bundle/bin:$PATH NCCL_NVLS_ENABLE=0
+nvidia-smi -L
+
+case $what in
+check)
+  xtk-run bench/gpu/check.toml -o "$out/check" || echo "check: xtk-run exited $?"
+  # NCCL let onto the host's own paths: each must fail the step, by NCCL's report of its connections.
+  variants=(
+    'p2p-shm|NCCL_P2P_DISABLE = "0", NCCL_SHM_DISABLE = "0"'
+    'p2p-ipc|NCCL_P2P_DISABLE = "0", NCCL_SHM_DISABLE = "0", NCCL_CUMEM_ENABLE = "0"'
+    'shm|NCCL_SHM_DISABLE = "0"'
+  )
+  for v in "${variants[@]}"; do
+    name=${v%%|*}
+    sed "s/^startup = \"5s\"/&\nenv = { ${v#*|} }/; s/^loads = .*/loads = [0.0]/" bench/gpu/check.toml >"$out/check-$name.toml"
+    xtk-run "$out/check-$name.toml" -o "$out/check-$name" --no-analysis || echo "check-$name: xtk-run exited $? (expected 1)"
+  done
+  ;;
+experiment)
+  xtk-run configs/experiments/gpu-netns.toml -o "$out/gpu-netns" || echo "gpu-netns: xtk-run exited $?"
+  ;;
+fidelity)
+  # The example's compute time alone on one GPU, then the emulator at that compute time.
+  compute_ms=$(python3 examples/training/ddp_resnet50.py --batch 64 --compute-only | tee /dev/stderr |
+    sed -n 's/.*compute_ms=\([0-9.]*\).*/\1/p')
+  profile_ms=$(sed -n 's/^# compute_ms=//p' configs/models/resnet50.csv)
+  scale=$(python3 -c "print($compute_ms / $profile_ms)")
+  sed "s/^name = .*/name = \"emulator-fidelity\"/; s/^command = .*/compute_scale = $scale/" \
+    bench/gpu/ddp-fidelity.toml >"$out/emulator-fidelity.toml"
+  xtk-run bench/gpu/ddp-fidelity.toml -o "$out/ddp" || echo "ddp: xtk-run exited $?"
+  xtk-run "$out/emulator-fidelity.toml" -o "$out/emulator" || echo "emulator: xtk-run exited $?"
+  ;;
+*)
+  echo "run.sh: unknown run '$what' (check, experiment or fidelity)" >&2
+  exit 2
+  ;;
+esac
