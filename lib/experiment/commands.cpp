@@ -114,7 +114,7 @@ std::vector<std::string> rank_environment(const ExperimentConfig& c, const StepP
                            "XTK_BACKEND=" + c.training.backend});
     if (launch.start_realtime_ns > 0) env.push_back("XTK_START_AT=" + instant_text(launch.start_realtime_ns));
   }
-  for (const auto& [name, value] : c.training.env) env.push_back(name + "=" + value);
+  for (const auto& [name, value] : c.training.env) env.push_back(fmt::format("{}={}", name, value));
   return env;
 }
 

@@ -14,7 +14,7 @@
 namespace {
 
 std::string demo_config() {
-  const std::string path = xtk::find_shipped_file("experiments/demo.toml");
+  std::string path = xtk::find_shipped_file("experiments/demo.toml");
   if (path.empty()) throw xtk::Error("cannot find configs/experiments/demo.toml (reinstall xtk)");
   return path;
 }
