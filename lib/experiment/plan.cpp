@@ -6,10 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "core/data_files.hpp"
+#include "collective/profile.hpp"
 #include "core/error.hpp"
 
 namespace xtk {
@@ -35,42 +33,12 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
 }
 
 ModelTotals read_model_totals(const std::string& model) {
-  namespace fs = std::filesystem;
-  const std::string path = find_data_file(model, kModelProfiles);
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot read the model profile", path));
+  const auto profile = collective::read_profile(collective::find_profile(model));
   ModelTotals totals;
-  totals.name = fs::path(path).stem().string();
-  double bytes = 0;
-  std::uint64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (line.rfind("# model=", 0) == 0) totals.name = line.substr(8);
-    if (line.rfind("# compute_ms=", 0) == 0) {
-      try {
-        totals.compute_ms = std::stod(line.substr(13));
-      } catch (const std::exception&) {
-        throw InputError(path, line_no, fmt::format("compute_ms '{}' is not a number", line.substr(13)));
-      }
-    }
-    if (line.empty() || line[0] == '#' || line.rfind("name,", 0) == 0) continue;
-    std::istringstream fields(line);
-    std::string name, numel, dtype;
-    std::getline(fields, name, ',');
-    std::getline(fields, numel, ',');
-    std::getline(fields, dtype, ',');
-    double count = 0;
-    try {
-      count = std::stod(numel);
-    } catch (const std::exception&) {
-      throw InputError(path, line_no, fmt::format("numel '{}' is not a number", numel));
-    }
-    const double size = dtype == "float16" || dtype == "bfloat16" ? 2 : dtype == "float64" ? 8 : 4;
-    totals.params += count;
-    bytes += count * size;
-  }
-  if (totals.params <= 0) throw InputError(path, 0, "no parameter tensors");
-  totals.bytes_per_param = bytes / totals.params;
+  totals.name = profile.model;
+  totals.params = static_cast<double>(profile.parameters());
+  totals.bytes_per_param = static_cast<double>(profile.bytes()) / totals.params;
+  totals.compute_ms = profile.compute_ms.value_or(0);
   return totals;
 }
 

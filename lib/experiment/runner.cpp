@@ -17,6 +17,7 @@
 #include "core/process.hpp"
 #include "experiment/executor.hpp"
 #include "experiment/plan.hpp"
+#include "experiment/provenance.hpp"
 #include "experiment/step.hpp"
 
 namespace xtk {
@@ -102,6 +103,8 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
   if (kept < steps.size()) {
     auto executor = make_executor(config, config.training.ranks + 1);
     out << "# executor " << executor->describe().dump() << "\n";
+    const nlohmann::json provenance = {{"xtk", xtk_build()},
+                                       {"hosts", describe_hosts(*executor, (fs::path(dir) / ".hosts").string())}};
     std::size_t number = 0;
     for (const auto& s : steps) {
       ++number;
@@ -113,7 +116,7 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
         continue;
       }
       if (live) std::cerr << label << " ..." << std::flush;
-      const auto outcome = run_step(config, *executor, s, interrupt);
+      const auto outcome = run_step(config, *executor, s, provenance, interrupt);
       if (live) std::cerr << "\r" << std::string(label.size() + 4, ' ') << "\r";
       if (outcome.interrupted) {
         out << label << ": interrupted; its directory is incomplete and runs again on resume\n";

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "experiment/commands.hpp"
 #include "experiment/nccl_transport.hpp"
+#include "experiment/provenance.hpp"
 
 namespace xtk {
 namespace {
@@ -43,8 +44,13 @@ struct Role {
 
 class Step {
  public:
-  Step(const ExperimentConfig& config, Executor& executor, const StepPlan& plan)
-      : c_(config), ex_(executor), plan_(plan), dir_(plan.dir), ranks_(config.training.ranks) {}
+  Step(const ExperimentConfig& config, Executor& executor, const StepPlan& plan, const nlohmann::json& provenance)
+      : c_(config),
+        ex_(executor),
+        plan_(plan),
+        provenance_(provenance),
+        dir_(plan.dir),
+        ranks_(config.training.ranks) {}
 
   StepOutcome run(const std::atomic<bool>& interrupt) {
     const auto began = std::chrono::steady_clock::now();
@@ -280,6 +286,13 @@ class Step {
                        {"clock_offset_ns", ex_.clock_offset_ns(role.host)}});
     }
     j["roles"] = roles;
+    j["provenance"] = provenance_;
+    if (c_.training.backend == "nccl") {
+      std::ifstream in(file("rank-0.log"));
+      std::stringstream log;
+      log << in.rdbuf();
+      if (auto versions = nccl_versions(log.str())) j["provenance"]["nccl"] = *versions;
+    }
     j["executor"] = ex_.describe();
     j["configuration"] = c_.configuration == Configuration::B ? "B" : "A";
     j["config_file"] = c_.path;
@@ -296,6 +309,7 @@ class Step {
   const ExperimentConfig& c_;
   Executor& ex_;
   const StepPlan& plan_;
+  const nlohmann::json& provenance_;
   fs::path dir_;
   std::uint32_t ranks_;
   std::int64_t start_ns_ = 0;
@@ -305,8 +319,8 @@ class Step {
 }  // namespace
 
 StepOutcome run_step(const ExperimentConfig& config, Executor& executor, const StepPlan& step,
-                     const std::atomic<bool>& interrupt) {
-  Step s(config, executor, step);
+                     const nlohmann::json& provenance, const std::atomic<bool>& interrupt) {
+  Step s(config, executor, step, provenance);
   return s.run(interrupt);
 }
 

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "experiment/config.hpp"
 #include "experiment/executor.hpp"
 #include "experiment/plan.hpp"
@@ -21,7 +23,9 @@ struct StepOutcome {
   double seconds = 0;
 };
 
+// `provenance` (provenance.hpp: the build and the hosts) goes into the step's
+// run.json, with the NCCL and CUDA versions its ranks report.
 StepOutcome run_step(const ExperimentConfig& config, Executor& executor, const StepPlan& step,
-                     const std::atomic<bool>& interrupt);
+                     const nlohmann::json& provenance, const std::atomic<bool>& interrupt);
 
 }  // namespace xtk

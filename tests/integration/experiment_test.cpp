@@ -67,6 +67,11 @@ TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
   for (const char* f : {"flows.csv", "counters.csv", "schedule.csv"}) EXPECT_TRUE(fs::exists(loaded / f)) << f;
   EXPECT_EQ(run_json(loaded)["bottleneck"]["counter"], "tx_bytes");
   EXPECT_EQ(run_json(loaded)["bottleneck"]["host"], "10.77.0.1");  // as the trace bins name it
+  const auto provenance = run_json(loaded)["provenance"];
+  ASSERT_EQ(provenance["hosts"].size(), 3u) << provenance.dump();
+  EXPECT_EQ(provenance["hosts"][2]["host"], "h2");
+  EXPECT_NE(provenance["hosts"][0]["kernel"], "unknown");
+  EXPECT_FALSE(provenance["xtk"]["git_revision"].get<std::string>().empty());
   EXPECT_TRUE(fs::exists(fs::path(exp()) / "tables" / "iteration_time.csv"));
   EXPECT_NE(result.output.find("Iteration time per cross-traffic step"), std::string::npos);
   EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-run"), std::string::npos) << "testbed left behind";
