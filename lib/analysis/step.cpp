@@ -12,6 +12,8 @@
 #include "analysis/run_files.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "formats/flow_records.hpp"
+#include "formats/iterations.hpp"
 
 namespace xtk::analysis {
 namespace {
@@ -54,7 +56,7 @@ double percentile_with_zeros(const std::vector<double>& sorted, std::uint64_t ze
 
 std::string window_text(Window w) { return fmt::format("[{}, {}] realtime ns", w.start_ns, w.end_ns); }
 
-struct IterationRecord {
+struct KeptIteration {
   std::uint64_t iter;
   double us;
   std::int64_t start_ns, end_ns;
@@ -227,9 +229,9 @@ std::vector<NodeBandwidth> TraceBins::nodes(std::string_view bottleneck_host) co
 
 void FlowLoad::add_file(std::string_view content, const std::string& path) {
   paths_.push_back(path);
-  read_flows(content, path, [&](const FlowRecord& f) {
+  read_flow_records(content, path, [&](const FlowRecord& f) {
     // Failed flows moved an unknown share of their bytes: they are left out.
-    if (f.status == FlowStatus::ok) spans_.push_back({*f.start_ns, *f.end_ns, static_cast<double>(f.size_bytes)});
+    if (f.status == FlowStatus::ok) spans_.push_back({f.start_ns, f.end_ns, static_cast<double>(f.size_bytes)});
   });
 }
 
@@ -275,12 +277,12 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
   step.info = info;
 
   // Each rank's iterations, in order; a rank lives in one file.
-  std::map<std::uint64_t, std::pair<std::size_t, std::vector<IterationRecord>>> ranks;
+  std::map<std::uint64_t, std::pair<std::size_t, std::vector<KeptIteration>>> ranks;
   for (std::size_t f = 0; f < info.iterations.size(); ++f) {
     const std::string& path = info.iterations[f];
     const std::string text = read_text_file(path, "iterations file");
-    read_iterations(text, path, info.ranks, [&](const IterationRow& r) {
-      auto [it, inserted] = ranks.try_emplace(r.rank, f, std::vector<IterationRecord>{});
+    read_iterations(text, path, info.ranks, [&](const IterationRecord& r) {
+      auto [it, inserted] = ranks.try_emplace(r.rank, f, std::vector<KeptIteration>{});
       if (!inserted && it->second.first != f) {
         throw InputError(path, 0,
                          fmt::format("rank {} is also in {}: each rank's iterations are in one file", r.rank,
@@ -291,7 +293,7 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
   }
   const std::string& first_file = info.iterations.front();
 
-  std::vector<const std::vector<IterationRecord>*> kept;
+  std::vector<const std::vector<KeptIteration>*> kept;
   std::int64_t start = std::numeric_limits<std::int64_t>::max(), end = 0;
   double bytes = 0, rows = 0;
   for (auto& [rank, entry] : ranks) {

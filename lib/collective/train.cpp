@@ -8,12 +8,12 @@
 #include <cstring>
 #include <memory>
 
-#include "collective/iterations.hpp"
 #include "collective/pattern.hpp"
 #include "collective/sizes.hpp"
 #include "collective/train_report.hpp"
 #include "core/clock.hpp"
 #include "core/units.hpp"
+#include "formats/iterations.hpp"
 
 namespace xtk::collective {
 namespace {

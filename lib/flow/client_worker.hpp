@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "flow/client.hpp"
-#include "flow/record.hpp"
 #include "flow/spsc_ring.hpp"
+#include "formats/flow_records.hpp"
 #include "transport/socket.hpp"
 
 namespace xtk::client_detail {

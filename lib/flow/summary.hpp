@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/stats.hpp"
-#include "flow/record.hpp"
+#include "formats/flow_records.hpp"
 
 namespace xtk {
 

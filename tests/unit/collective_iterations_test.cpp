@@ -7,8 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/run_files.hpp"
-#include "collective/iterations.hpp"
+#include "formats/iterations.hpp"
 
 namespace xtk::collective {
 namespace {
@@ -32,8 +31,8 @@ TEST(CollectiveIterations, WrittenFileReadsBackInTheAnalysisReader) {
                           0),
             0u)
       << content;
-  std::vector<analysis::IterationRow> rows;
-  analysis::read_iterations(content, path, 2, [&](const analysis::IterationRow& r) { rows.push_back(r); });
+  std::vector<IterationRecord> rows;
+  read_iterations(content, path, 2, [&](const IterationRecord& r) { rows.push_back(r); });
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1].rank, 1u);
   EXPECT_DOUBLE_EQ(rows[1].iter_us, 180150.9);

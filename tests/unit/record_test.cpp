@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "flow/record.hpp"
+#include "formats/flow_records.hpp"
 #include "flow/summary.hpp"
 
 namespace xtk {

@@ -1,10 +1,15 @@
-// Flow records: one per scheduled flow, whatever happened to it
-// (docs/formats.md). Streamed to disk and flushed at least every second, so a
-// killed client loses at most the last second.
+// Flow records (docs/run-directory.md#flow-records): one per scheduled flow,
+// whatever happened to it, as CSV (# xtk-flow-records) or JSON Lines with the
+// same keys. The writer streams them (flushed at least every second, so a
+// killed client loses at most the last second); the reader checks every field.
+//
+//   flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,6 +17,7 @@ namespace xtk {
 
 enum class FlowStatus { ok, failed, timeout, cancelled };
 std::string_view status_name(FlowStatus status);
+std::optional<FlowStatus> parse_flow_status(std::string_view name);
 
 struct FlowRecord {
   std::uint64_t flow_id = 0;
@@ -53,5 +59,12 @@ class RecordWriter {
   std::int64_t last_flush_ns_ = 0;
   std::uint64_t written_ = 0;
 };
+
+// Reads flow records as the writer writes them, CSV or JSON Lines (a file
+// whose first character is '{'). Checks: size_bytes > 0; ok flows have a
+// start, an end not before it and no error; fct_us >= 0. `source` names the
+// file in errors ("source:line: ...").
+void read_flow_records(std::string_view content, const std::string& source,
+                       const std::function<void(const FlowRecord&)>& row);
 
 }  // namespace xtk

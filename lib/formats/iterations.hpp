@@ -1,6 +1,7 @@
-// The iterations file (docs/run-directory.md): one row per rank per training
-// iteration, streamed to disk and handed to the kernel at least every second,
-// so a run that is killed loses at most its last second.
+// The iterations file (docs/run-directory.md#iterations): one row per rank per
+// training iteration. The writer streams it to disk, handed to the kernel at
+// least every second, so a run that is killed loses at most its last second;
+// the reader checks every row.
 //
 //   # xtk-iterations
 //   # format_version=1
@@ -10,14 +11,16 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-namespace xtk::collective {
+namespace xtk {
 
 struct IterationRecord {
-  std::uint32_t rank = 0;
+  std::uint64_t rank = 0;
   std::uint64_t iter = 0;
   std::int64_t start_ns = 0, end_ns = 0;  // CLOCK_REALTIME
   double iter_us = 0;                     // CLOCK_MONOTONIC
@@ -43,4 +46,9 @@ class IterationWriter {
   std::int64_t last_flush_ns_ = 0;
 };
 
-}  // namespace xtk::collective
+// Checks: end >= start, iter_us > 0, comm_us >= 0, `iter` strictly
+// increasing within each rank, and rank < `ranks` when `ranks` is not 0.
+void read_iterations(std::string_view content, const std::string& source, std::uint64_t ranks,
+                     const std::function<void(const IterationRecord&)>& row);
+
+}  // namespace xtk

@@ -1,0 +1,83 @@
+// The CSV files of the run-directory family (docs/run-directory.md): a magic
+// line "# xtk-<kind>", "# format_version=N", "# key=value" header lines, one
+// column line, then rows. One strict reader for all of them (each format's
+// module gives it its magic and columns), and the number and token parsers
+// they share.
+//
+//   # xtk-iterations
+//   # format_version=1
+//   rank,iter,start_ns,end_ns,iter_us,comm_us,bytes
+//   0,0,1700000000000000000,1700000000008000000,8000,3100,4000000
+//
+// Readers hand each validated row to a callback and keep nothing, so a file of
+// millions of rows costs no memory beyond its text. Any malformed row throws
+// InputError naming the file and line.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xtk {
+
+inline constexpr int kRunFilesFormatVersion = 1;
+
+// The whole content of a file; Error("path: cannot read <what>: reason") when it cannot.
+std::string read_text_file(const std::string& path, std::string_view what);
+
+// One line-oriented CSV file of the run-directory family: checks the magic
+// line, the format version and the column line, then splits rows.
+class RunCsv {
+ public:
+  // `magic` is the first line without "# " (e.g. "xtk-iterations"); `columns`
+  // the exact column line. A field may be quoted as in RFC 4180 ("a, ""b""")
+  // to hold commas or quotes (free text such as an error message).
+  RunCsv(std::string_view content, std::string source, std::string_view magic, std::string_view columns);
+
+  // The value of a `# key=value` header line (format_version is not kept).
+  std::optional<std::string_view> header_value(std::string_view key) const;
+
+  bool next();  // the next row; blank and '#' lines are skipped
+  std::string_view field(std::size_t i) const { return fields_[i]; }
+  std::uint64_t line() const { return line_; }
+  const std::string& source() const { return source_; }
+
+  // Field parsers: throw InputError "<name> '<text>' is not ..." at this line.
+  std::uint64_t unsigned_field(std::size_t i, std::string_view name) const;
+  std::int64_t time_field(std::size_t i, std::string_view name) const;       // integer >= 0
+  double number_field(std::size_t i, std::string_view name) const;           // finite
+  std::string_view token_field(std::size_t i, std::string_view name) const;  // non-empty, no spaces or '#'
+
+  [[noreturn]] void fail(std::string_view what) const;
+  // Fails at the line of header `key`, or at the column line when it is missing.
+  [[noreturn]] void fail_header(std::string_view key, std::string_view what) const;
+
+ private:
+  struct HeaderLine {
+    std::string key, value;
+    std::uint64_t line;
+  };
+  bool next_line(std::string_view& line);
+
+  std::string_view content_;
+  std::size_t pos_ = 0;
+  std::string source_;
+  std::string_view columns_;
+  std::size_t column_count_;
+  std::vector<HeaderLine> header_;
+  std::vector<std::string_view> fields_;
+  std::vector<std::string> unquoted_;  // storage of quoted fields, one per column
+  std::uint64_t line_ = 0;
+  std::uint64_t column_line_ = 0;
+};
+
+// Strict whole-token number parsing shared by the readers.
+bool parse_u64(std::string_view text, std::uint64_t& value);
+bool parse_i64(std::string_view text, std::int64_t& value);
+bool parse_finite(std::string_view text, double& value);
+// A host, counter source or flow label: non-empty, no comma, whitespace or '#'.
+bool valid_token(std::string_view text);
+
+}  // namespace xtk

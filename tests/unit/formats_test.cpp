@@ -1,0 +1,95 @@
+// Every run-directory format through its one module: what the writer writes,
+// the reader reads back unchanged (flow records as CSV and as JSON Lines,
+// iterations), including the awkward values - quotes and commas in an error,
+// flows that never started or ended, microsecond decimals.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "formats/csv_file.hpp"
+#include "formats/flow_records.hpp"
+#include "formats/iterations.hpp"
+
+namespace xtk {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Formats : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("xtk_formats_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+std::vector<FlowRecord> sample_flows() {
+  std::vector<FlowRecord> flows(4);
+  flows[0] = {0, "h1", 1000, 10, 15, 1015, FlowStatus::ok, ""};
+  flows[1] = {1, "sink-2", 2000, 20, 25, -1, FlowStatus::failed, "connect: refused, \"3\" tries"};
+  flows[2] = {2, "h1", 3000, 30, -1, -1, FlowStatus::cancelled, "interrupted before start"};
+  flows[3] = {7, "h3", 1'250'000, 1'000'000'000, 1'000'004'321, 1'012'000'000, FlowStatus::ok, ""};
+  return flows;
+}
+
+void expect_same(const std::vector<FlowRecord>& a, const std::vector<FlowRecord>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].flow_id, b[i].flow_id) << i;
+    EXPECT_EQ(a[i].dst, b[i].dst) << i;
+    EXPECT_EQ(a[i].size_bytes, b[i].size_bytes) << i;
+    EXPECT_EQ(a[i].sched_start_ns, b[i].sched_start_ns) << i;
+    EXPECT_EQ(a[i].start_ns, b[i].start_ns) << i;
+    EXPECT_EQ(a[i].end_ns, b[i].end_ns) << i;
+    EXPECT_EQ(a[i].status, b[i].status) << i;
+    EXPECT_EQ(a[i].error, b[i].error) << i;
+  }
+}
+
+TEST_F(Formats, FlowRecordsRoundTripAsCsvAndJsonLines) {
+  for (const char* name : {"flows.csv", "flows.jsonl"}) {
+    {
+      RecordWriter writer(path(name));
+      for (const auto& f : sample_flows()) writer.write(f);
+    }
+    std::vector<FlowRecord> read;
+    read_flow_records(read_text_file(path(name), "flow records"), name,
+                      [&](const FlowRecord& r) { read.push_back(r); });
+    expect_same(sample_flows(), read);
+    EXPECT_DOUBLE_EQ(read[3].fct_us(), 11995.679);
+    EXPECT_DOUBLE_EQ(read[3].lateness_us(), 4.321);
+  }
+}
+
+TEST_F(Formats, IterationsRoundTrip) {
+  const std::vector<IterationRecord> written{
+      {0, 0, 1'764'000'000'000'000'000, 1'764'000'000'180'512'000, 180512.0, 63179.25, 8424160},
+      {1, 0, 1'764'000'000'000'000'100, 1'764'000'000'180'251'000, 180150.875, 0.0, 0},
+      {0, 3, 1'764'000'000'500'000'000, 1'764'000'000'680'000'000, 0.001, 0.0, 1}};
+  {
+    IterationWriter writer(path("it.csv"), {{"model", "tiny-mlp"}, {"ranks", "2"}});
+    for (const auto& r : written) writer.write(r);
+  }
+  std::vector<IterationRecord> read;
+  read_iterations(read_text_file(path("it.csv"), "iterations"), "it.csv", 2,
+                  [&](const IterationRecord& r) { read.push_back(r); });
+  ASSERT_EQ(read.size(), written.size());
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].rank, written[i].rank);
+    EXPECT_EQ(read[i].iter, written[i].iter);
+    EXPECT_EQ(read[i].start_ns, written[i].start_ns);
+    EXPECT_EQ(read[i].end_ns, written[i].end_ns);
+    EXPECT_DOUBLE_EQ(read[i].iter_us, written[i].iter_us);
+    EXPECT_DOUBLE_EQ(read[i].comm_us, written[i].comm_us);
+    EXPECT_EQ(read[i].bytes, written[i].bytes);
+  }
+}
+
+}  // namespace
+}  // namespace xtk
