@@ -18,37 +18,6 @@
 
 namespace xtk::analysis {
 
-void read_counters(std::string_view content, const std::string& source,
-                   const std::function<void(const CounterSample&)>& row) {
-  RunCsv csv(content, source, "xtk-counters", "t_ns,realtime_ns,source,name,value,slow");
-  // A value may drop (a 32-bit counter wraps, a driver reloads): the reader
-  // keeps it, the rates decide. Time must go forward.
-  std::map<std::string, std::int64_t, std::less<>> last_t_ns;  // per "source/name"; counters are few
-  std::string key;
-  CounterSample s;
-  while (csv.next()) {
-    s.t_ns = csv.time_field(0, "t_ns");
-    s.realtime_ns = csv.time_field(1, "realtime_ns");
-    s.source = csv.token_field(2, "source");
-    s.name = csv.token_field(3, "name");
-    s.value = csv.unsigned_field(4, "value");
-    const auto slow = csv.field(5);
-    if (slow != "0" && slow != "1") csv.fail(fmt::format("slow '{}' is not 0 or 1", slow));
-    s.slow = slow == "1";
-    key.assign(s.source).append("/").append(s.name);
-    const auto it = last_t_ns.find(key);
-    if (it == last_t_ns.end()) {
-      last_t_ns.emplace(key, s.t_ns);
-    } else {
-      if (s.t_ns <= it->second) {
-        csv.fail(fmt::format("t_ns {} of {} is not after the previous sample's {}", s.t_ns, key, it->second));
-      }
-      it->second = s.t_ns;
-    }
-    row(s);
-  }
-}
-
 TraceHeader read_trace_bins(std::string_view content, const std::string& source,
                             const std::function<void(const TraceHeader&, const TraceBin&)>& row) {
   RunCsv csv(content, source, "xtk-trace-bins", "bin_start_ns,flow,src,dst,bytes,packets");

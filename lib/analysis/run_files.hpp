@@ -1,6 +1,6 @@
-// Strict readers of the counter and trace-bin files in a step directory
+// The strict reader of trace-bin files in a step directory
 // (docs/run-directory.md), on the run-directory CSV reader (formats/csv_file.hpp).
-// Iterations and flow records have their own modules (formats/).
+// Iterations, flow records and counters have their own modules (formats/).
 #pragma once
 
 #include <cstdint>
@@ -13,20 +13,6 @@
 #include "formats/csv_file.hpp"
 
 namespace xtk::analysis {
-
-// --- counters: t_ns,realtime_ns,source,name,value,slow ----------------------
-
-struct CounterSample {
-  std::int64_t t_ns = 0;         // CLOCK_MONOTONIC, after the read
-  std::int64_t realtime_ns = 0;  // CLOCK_REALTIME beside it
-  std::string_view source, name;
-  std::uint64_t value = 0;  // cumulative
-  bool slow = false;        // the read took too long: rates touching it are void
-};
-// Checks, per (source, name): t_ns strictly increasing. Values may drop (a
-// wrap or a reset): counter_load_bps decides.
-void read_counters(std::string_view content, const std::string& source,
-                   const std::function<void(const CounterSample&)>& row);
 
 // --- trace bins: bin_start_ns,flow,src,dst,bytes,packets ----------------------
 

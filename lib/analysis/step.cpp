@@ -12,6 +12,7 @@
 #include "analysis/run_files.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "formats/counters.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
 
@@ -83,13 +84,6 @@ std::string_view to_string(LoadSource source) {
 
 double Step::percentile_us(double q) const { return percentile_sorted(iter_us, q); }
 
-int counter_bytes_per_unit(std::string_view name) {
-  if (name == "port_xmit_data" || name == "port_rcv_data") return 4;
-  const bool bytes = name.find("bytes") != std::string_view::npos || name.find("octets") != std::string_view::npos ||
-                     name.find("Octets") != std::string_view::npos;
-  return bytes ? 1 : 0;
-}
-
 double counter_load_bps(std::string_view content, const std::string& path, std::string_view source,
                         std::string_view counter, Window window) {
   const int unit = counter_bytes_per_unit(counter);
@@ -99,21 +93,13 @@ double counter_load_bps(std::string_view content, const std::string& path, std::
                                  "port_rcv_data)",
                                  counter));
   }
-  constexpr std::uint64_t k2p32 = 1ULL << 32;
   double bytes = 0, seconds = 0;
   bool have_previous = false;
   CounterSample previous;
   read_counters(content, path, [&](const CounterSample& s) {
     if (s.source != source || s.name != counter) return;
     if (have_previous && !s.slow && !previous.slow && s.realtime_ns > previous.realtime_ns) {
-      std::optional<std::uint64_t> delta;
-      if (s.value >= previous.value) {
-        delta = s.value - previous.value;
-      } else if (previous.value < k2p32 && k2p32 - previous.value + s.value < (1ULL << 31)) {
-        delta = k2p32 - previous.value + s.value;  // a 32-bit counter wrapped
-      } else if (previous.value >= (1ULL << 63) && s.value < (1ULL << 62)) {
-        delta = (UINT64_MAX - previous.value) + s.value + 1;  // a 64-bit counter wrapped
-      }
+      const auto delta = counter_increase(previous.value, s.value);
       if (delta) {
         const double share = overlap_ns(previous.realtime_ns, s.realtime_ns, window.start_ns, window.end_ns) /
                              static_cast<double>(s.realtime_ns - previous.realtime_ns);

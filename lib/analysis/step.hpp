@@ -64,17 +64,11 @@ Step load_step(const StepInfo& info, const StepOptions& options);
 // The measured-load sources, on file content (exposed for tests). Each throws
 // InputError naming `path` when the file has no usable data inside `window`.
 
-// Bytes per unit of a counter, as `xtk-analyze counters` counts them: 4 for
-// InfiniBand's port_xmit_data / port_rcv_data (32-bit words), 1 for names
-// with "bytes" or "octets", 0 for counters of something else.
-int counter_bytes_per_unit(std::string_view name);
-
 // Mean rate of a cumulative byte counter over the window: every interval
 // between two samples, neither of them slow, counts by its overlap with the
 // window (CLOCK_REALTIME), with its length taken from t_ns (CLOCK_MONOTONIC).
-// A drop of the value is a wrap when it looks like one (a 32-bit counter
-// passing 2^32, a 64-bit one passing 2^64) and a reset otherwise: that
-// interval has no known delta and is left out.
+// A drop of the value is a wrap or a reset as counter_increase
+// (formats/counters.hpp) decides; a reset's interval is left out.
 double counter_load_bps(std::string_view content, const std::string& path, std::string_view source,
                         std::string_view counter, Window window);
 

@@ -9,27 +9,16 @@
 #include <unordered_map>
 
 #include "capture/counter_source.hpp"
-#include "capture/counters_reader.hpp"
 #include "capture/text_output.hpp"
 #include "core/error.hpp"
+#include "formats/counters.hpp"
 
 namespace xtk::capture {
 namespace {
 
-constexpr std::uint64_t k2p32 = 1ULL << 32;
-
 bool matches(const std::vector<std::string>& globs, const std::string& text) {
   return std::any_of(globs.begin(), globs.end(),
                      [&](const std::string& g) { return fnmatch(g.c_str(), text.c_str(), 0) == 0; });
-}
-
-// The delta across a wrap, if the drop looks like one: a 32-bit counter
-// passing 2^32 (both values below it, the distance under 2^31), or a 64-bit
-// one passing 2^64.
-std::optional<std::uint64_t> wrapped(std::uint64_t previous, std::uint64_t value) {
-  if (previous < k2p32 && value < k2p32 && k2p32 - previous + value < (1ULL << 31)) return k2p32 - previous + value;
-  if (previous >= (1ULL << 63) && value < (1ULL << 62)) return (UINT64_MAX - previous) + value + 1;
-  return std::nullopt;
 }
 
 struct State {
@@ -51,7 +40,8 @@ CounterRateResult analyze_counters(const std::string& path, const CounterRateOpt
   CounterRateResult result;
   result.path = path;
   CountersReader reader(path);
-  if (const auto period = reader.header("period_ns")) result.period_ns = std::strtoll(period->c_str(), nullptr, 10);
+  if (const auto period = reader.header("period_ns"))
+    result.period_ns = std::strtoll(std::string(*period).c_str(), nullptr, 10);
   std::unique_ptr<TextOutput> out;
   if (!o.rates_path.empty()) {
     out = std::make_unique<TextOutput>(o.rates_path);
@@ -62,7 +52,7 @@ CounterRateResult analyze_counters(const std::string& path, const CounterRateOpt
   std::unordered_map<std::string, std::size_t> index;
   std::size_t guess = 0;  // samples repeat the same counter order: the next row is usually the next counter
   std::string key;
-  CounterRow row;
+  CounterSample row;
   std::int64_t from = INT64_MIN, to = INT64_MAX;
   bool first = true;
   while (reader.next(row)) {
@@ -92,7 +82,7 @@ CounterRateResult analyze_counters(const std::string& path, const CounterRateOpt
         auto fresh = std::make_unique<State>();
         fresh->summary.source = row.source;
         fresh->summary.name = row.name;
-        fresh->summary.bytes_per_unit = bytes_per_unit(fresh->summary.name);
+        fresh->summary.bytes_per_unit = counter_bytes_per_unit(fresh->summary.name);
         fresh->wanted = matches(o.sources, fresh->summary.source) && matches(o.names, fresh->summary.name);
         states.push_back(std::move(fresh));
       }
@@ -116,14 +106,13 @@ CounterRateResult analyze_counters(const std::string& path, const CounterRateOpt
       ++c.intervals;
       std::optional<std::uint64_t> delta;
       const char* status = "ok";
-      if (row.value >= s->value) {
-        delta = row.value - s->value;
-      } else if ((delta = wrapped(s->value, row.value))) {
-        status = "wrap";
-        ++c.wraps;
-      } else {
+      delta = counter_increase(s->value, row.value);
+      if (!delta) {
         status = "reset";
         ++c.resets;
+      } else if (row.value < s->value) {
+        status = "wrap";
+        ++c.wraps;
       }
       const bool slow = row.slow || s->slow;
       if (delta && slow) {

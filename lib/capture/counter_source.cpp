@@ -194,13 +194,4 @@ std::vector<std::unique_ptr<CounterSource>> open_all_sources(const SystemPaths& 
   return out;
 }
 
-int bytes_per_unit(const std::string& counter) {
-  if (counter == "port_xmit_data" || counter == "port_rcv_data") return 4;  // InfiniBand counts 32-bit words
-  if (counter.find("bytes") != std::string::npos || counter.find("octets") != std::string::npos ||
-      counter.find("Octets") != std::string::npos) {
-    return 1;
-  }
-  return 0;
-}
-
 }  // namespace xtk::capture

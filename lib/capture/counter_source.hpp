@@ -59,10 +59,6 @@ std::vector<std::unique_ptr<CounterSource>> open_sources(const SourceSpec& spec,
 // One source per kind and interface/device found here, all counters: what --list prints.
 std::vector<std::unique_ptr<CounterSource>> open_all_sources(const SystemPaths& paths = {});
 
-// Byte counters, for rates in bit/s: bytes per counter unit (1 for *bytes*
-// and *octets*, 4 for the InfiniBand port_xmit_data / port_rcv_data), 0 for others.
-int bytes_per_unit(const std::string& counter);
-
 // The kinds of source, built by the files that read them.
 std::unique_ptr<CounterSource> open_sysfs_counters(std::string name,
                                                    const std::vector<std::pair<std::string, std::string>>& files);

@@ -13,10 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "capture/counters_writer.hpp"
 #include "core/clock.hpp"
 #include "core/cpu_latency.hpp"
 #include "core/error.hpp"
+#include "formats/counters.hpp"
 
 namespace xtk::capture {
 namespace {

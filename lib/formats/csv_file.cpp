@@ -1,5 +1,8 @@
 #include "formats/csv_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -56,6 +59,49 @@ RunCsv::RunCsv(std::string_view content, std::string source, std::string_view ma
       column_count_(static_cast<std::size_t>(std::count(columns.begin(), columns.end(), ',')) + 1),
       fields_(column_count_),
       unquoted_(column_count_) {
+  read_header(magic);
+}
+
+RunCsv::RunCsv(File /*tag*/, const std::string& path, std::string_view magic, std::string_view columns)
+    : buffer_(1 << 16),
+      source_(path),
+      columns_(columns),
+      column_count_(static_cast<std::size_t>(std::count(columns.begin(), columns.end(), ',')) + 1),
+      fields_(column_count_),
+      unquoted_(column_count_) {
+  fd_ = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  content_ = std::string_view(buffer_.data(), 0);
+  try {
+    read_header(magic);
+  } catch (...) {
+    if (fd_ > STDIN_FILENO) ::close(fd_);
+    throw;
+  }
+}
+
+RunCsv::~RunCsv() {
+  if (fd_ > STDIN_FILENO) ::close(fd_);
+}
+
+bool RunCsv::refill() {
+  if (fd_ < 0 || eof_) return false;
+  // Keep the unread rest (a partial line) at the front, then read after it.
+  const std::size_t rest = content_.size() - pos_;
+  std::memmove(buffer_.data(), content_.data() + pos_, rest);
+  pos_ = 0;
+  if (rest == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
+  while (true) {
+    const ssize_t n = ::read(fd_, buffer_.data() + rest, buffer_.size() - rest);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(source_, line_, fmt::format("read error: {}", std::strerror(errno)));
+    if (n == 0) eof_ = true;
+    content_ = std::string_view(buffer_.data(), rest + static_cast<std::size_t>(n));
+    return n > 0;
+  }
+}
+
+void RunCsv::read_header(std::string_view magic) {
   const std::string magic_line = fmt::format("# {}", magic);
   std::string_view line;
   if (!next_line(line)) {
@@ -111,6 +157,9 @@ void RunCsv::fail_header(std::string_view key, std::string_view what) const {
 }
 
 bool RunCsv::next_line(std::string_view& line) {
+  // File mode: a whole line in the buffer, or the file's end.
+  while (fd_ >= 0 && content_.find('\n', pos_) == std::string_view::npos && refill()) {
+  }
   if (pos_ >= content_.size()) return false;
   const auto end = content_.find('\n', pos_);
   line = content_.substr(pos_, end == std::string_view::npos ? std::string_view::npos : end - pos_);

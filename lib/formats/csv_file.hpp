@@ -35,6 +35,14 @@ class RunCsv {
   // the exact column line. A field may be quoted as in RFC 4180 ("a, ""b""")
   // to hold commas or quotes (free text such as an error message).
   RunCsv(std::string_view content, std::string source, std::string_view magic, std::string_view columns);
+  // The same over a file streamed in constant memory ("-" = stdin): the
+  // fields of a row are valid until the next call to next().
+  struct File {};
+  static constexpr File file{};
+  RunCsv(File, const std::string& path, std::string_view magic, std::string_view columns);
+  ~RunCsv();
+  RunCsv(const RunCsv&) = delete;
+  RunCsv& operator=(const RunCsv&) = delete;
 
   // The value of a `# key=value` header line (format_version is not kept).
   std::optional<std::string_view> header_value(std::string_view key) const;
@@ -59,10 +67,15 @@ class RunCsv {
     std::string key, value;
     std::uint64_t line;
   };
+  void read_header(std::string_view magic);
   bool next_line(std::string_view& line);
+  bool refill();  // file mode: more of the file after the unread rest; false at its end
 
-  std::string_view content_;
+  std::string_view content_;  // the text, or (file mode) the buffer's filled part
   std::size_t pos_ = 0;
+  int fd_ = -1;  // file mode
+  std::vector<char> buffer_;
+  bool eof_ = false;
   std::string source_;
   std::string_view columns_;
   std::size_t column_count_;

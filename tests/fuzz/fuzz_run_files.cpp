@@ -18,6 +18,7 @@
 #include "analysis/run_files.hpp"
 #include "analysis/step.hpp"
 #include "core/error.hpp"
+#include "formats/counters.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
 
@@ -79,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   rejected_is_fine([&] {
     std::map<std::string, std::int64_t> last;
-    an::read_counters(text, "fuzz", [&](const an::CounterSample& s) {
+    xtk::read_counters(text, "fuzz", [&](const xtk::CounterSample& s) {
       const std::string key = std::string(s.source) + "/" + std::string(s.name);
       const auto it = last.find(key);
       if (it != last.end()) check(s.t_ns > it->second);

@@ -17,11 +17,11 @@
 #include <thread>
 
 #include "capture/counter_rates.hpp"
-#include "capture/counters_reader.hpp"
 #include "capture/trace.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "formats/counters.hpp"
 #include "testbed/testbed.hpp"
 #include "workload/generator.hpp"
 
@@ -113,7 +113,7 @@ struct CounterValues {
 std::vector<CounterValues> samples(const std::string& path) {
   std::vector<CounterValues> out;
   CountersReader reader(path);
-  CounterRow row;
+  CounterSample row;
   std::int64_t t = -1;
   while (reader.next(row)) {
     if (row.t_ns != t) {

@@ -10,6 +10,7 @@
 #include "analysis/run_dir.hpp"
 #include "analysis/run_files.hpp"
 #include "core/error.hpp"
+#include "formats/counters.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
 

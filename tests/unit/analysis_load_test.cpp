@@ -11,6 +11,7 @@
 
 #include "analysis/step.hpp"
 #include "core/error.hpp"
+#include "formats/counters.hpp"
 
 namespace xtk::analysis {
 namespace {

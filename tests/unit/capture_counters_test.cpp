@@ -18,9 +18,9 @@
 
 #include "capture/counter_rates.hpp"
 #include "capture/counter_source.hpp"
-#include "capture/counters_reader.hpp"
 #include "capture/sampler.hpp"
 #include "core/error.hpp"
+#include "formats/counters.hpp"
 
 namespace xtk::capture {
 namespace {
@@ -80,10 +80,10 @@ TEST(CaptureSourceSpec, ParsesKindsTargetsAndGlobs) {
   EXPECT_THROW(parse_source_spec("net"), UsageError);
   EXPECT_THROW(parse_source_spec("net:eth0="), UsageError);
   EXPECT_THROW(parse_source_spec("snmp:x"), UsageError);
-  EXPECT_EQ(bytes_per_unit("rx_bytes_phy"), 1);
-  EXPECT_EQ(bytes_per_unit("port_xmit_data"), 4);
-  EXPECT_EQ(bytes_per_unit("InOctets"), 1);
-  EXPECT_EQ(bytes_per_unit("rx_packets"), 0);
+  EXPECT_EQ(counter_bytes_per_unit("rx_bytes_phy"), 1);
+  EXPECT_EQ(counter_bytes_per_unit("port_xmit_data"), 4);
+  EXPECT_EQ(counter_bytes_per_unit("InOctets"), 1);
+  EXPECT_EQ(counter_bytes_per_unit("rx_packets"), 0);
 }
 
 TEST_F(CaptureCounters, RdmaPortAndDeviceCountersFromSysfs) {
@@ -266,7 +266,7 @@ TEST_F(CaptureCounters, SamplerWritesAValidFileAndReportsTheIntervals) {
   CountersReader reader(o.out);
   EXPECT_EQ(reader.header("period_ns"), "1000000");
   EXPECT_EQ(reader.header("host"), "test");
-  CounterRow row;
+  CounterSample row;
   std::map<std::string, std::int64_t> last_t;
   std::uint64_t rows = 0;
   while (reader.next(row)) {
@@ -393,7 +393,7 @@ TEST_F(CaptureCounters, BadCounterFilesNameTheLine) {
     std::ofstream(path("bad.csv")) << text;
     try {
       CountersReader reader(path("bad.csv"));
-      CounterRow row;
+      CounterSample row;
       while (reader.next(row)) {
       }
       FAIL() << "no error for " << what;
@@ -404,11 +404,11 @@ TEST_F(CaptureCounters, BadCounterFilesNameTheLine) {
   const std::string head = "# xtk-counters\n# format_version=1\nt_ns,realtime_ns,source,name,value,slow\n";
   expect_error("t_ns,realtime_ns\n", "the first line must be '# xtk-counters'");
   expect_error("# xtk-counters\nt_ns,realtime_ns,source,name,value,slow\n", "no '# format_version=N' line");
-  expect_error("# xtk-counters\n# format_version=2\n", "format_version '2' is not supported");
+  expect_error("# xtk-counters\n# format_version=2\n", "format_version 2 is not supported");
   expect_error(head + "1,2,net:eth0,rx_bytes,-5,0\n", "bad.csv:4: value '-5'");
   expect_error(head + "1,2,net:eth0,rx_bytes,5,yes\n", "bad.csv:4: slow 'yes'");
-  expect_error(head + "1,2,net:eth0,rx_bytes,5\n", "expected 6 fields");
-  expect_error(head + "1,2,net:eth0,rx_bytes,5,0,7\n", "expected 6 fields");
+  expect_error(head + "1,2,net:eth0,rx_bytes,5\n", "bad.csv:4: 5 fields, expected 6");
+  expect_error(head + "1,2,net:eth0,rx_bytes,5,0,7\n", "bad.csv:4: more than 6 fields");
 }
 
 }  // namespace

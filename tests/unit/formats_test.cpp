@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/counters.hpp"
 #include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
@@ -89,6 +90,49 @@ TEST_F(Formats, IterationsRoundTrip) {
     EXPECT_DOUBLE_EQ(read[i].comm_us, written[i].comm_us);
     EXPECT_EQ(read[i].bytes, written[i].bytes);
   }
+}
+
+// Enough samples that the streamed file crosses the reader's buffer many times.
+TEST_F(Formats, CountersRoundTripStreamedAndFromText) {
+  constexpr int kSamples = 5000;
+  {
+    CountersWriter writer(path("c.csv"), {{"period_ns", "1000000"}, {"host", "h0"}});
+    const auto tx = writer.add_counter("net:eth0", "tx_bytes");
+    const auto rx = writer.add_counter("ethtool:eth0", "rx_prio3_bytes");
+    for (int i = 0; i < kSamples; ++i) {
+      writer.begin_sample(1'000'000LL * i, 1'764'000'000'000'000'000 + 1'000'000LL * i, i == 7);
+      writer.row(tx, 1500ULL * static_cast<std::uint64_t>(i));
+      writer.row(rx, (1ULL << 32) - 3000 + 1000ULL * static_cast<std::uint64_t>(i));  // wraps 32 bits at i = 3
+      writer.end_sample();
+    }
+    writer.close();
+  }
+  CountersReader streamed(path("c.csv"));
+  EXPECT_EQ(streamed.header("host"), "h0");
+  std::vector<std::uint64_t> tx;
+  int slow = 0;
+  for (CounterSample s; streamed.next(s);) {
+    if (s.name == "tx_bytes") tx.push_back(s.value);
+    slow += s.slow ? 1 : 0;
+    EXPECT_EQ(s.realtime_ns - s.t_ns, 1'764'000'000'000'000'000);
+  }
+  ASSERT_EQ(tx.size(), static_cast<std::size_t>(kSamples));
+  EXPECT_EQ(tx.back(), 1500ULL * (kSamples - 1));
+  EXPECT_EQ(slow, 2);  // both rows of sample 7
+  std::size_t rows = 0;
+  read_counters(read_text_file(path("c.csv"), "counters"), "c.csv", [&](const CounterSample&) { ++rows; });
+  EXPECT_EQ(rows, 2u * kSamples);
+}
+
+TEST(CounterRules, IncreaseAcrossWrapsAndResets) {
+  EXPECT_EQ(counter_increase(10, 25), 15u);
+  EXPECT_EQ(counter_increase((1ULL << 32) - 3000, 1000), 4000u);               // a 32-bit counter wrapped
+  EXPECT_EQ(counter_increase(UINT64_MAX - 9, 5), 15u);                         // a 64-bit one
+  EXPECT_EQ(counter_increase(5'000'000'000ULL, 100), std::nullopt);            // a reset
+  EXPECT_EQ(counter_increase((1ULL << 32) - 10, (1ULL << 31)), std::nullopt);  // too far for a wrap
+  EXPECT_EQ(counter_bytes_per_unit("port_rcv_data"), 4);
+  EXPECT_EQ(counter_bytes_per_unit("ifHCInOctets"), 1);
+  EXPECT_EQ(counter_bytes_per_unit("rx_packets"), 0);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "capture/counters_writer.hpp"
+#include "formats/counters.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 
-namespace xtk::capture {
+namespace xtk {
 namespace {
 
 constexpr std::size_t kChunkBytes = std::size_t{64} << 10;
@@ -123,4 +123,56 @@ void CountersWriter::close() {
   if (!error_.empty()) throw Error(fmt::format("{}: write failed: {}", path_, error_));
 }
 
-}  // namespace xtk::capture
+CountersReader::CountersReader(std::string_view content, std::string source)
+    : csv_(content, std::move(source), "xtk-counters", kCounterColumns) {}
+
+CountersReader::CountersReader(const std::string& path) : csv_(RunCsv::file, path, "xtk-counters", kCounterColumns) {}
+
+bool CountersReader::next(CounterSample& s) {
+  if (!csv_.next()) return false;
+  s.t_ns = csv_.time_field(0, "t_ns");
+  s.realtime_ns = csv_.time_field(1, "realtime_ns");
+  s.source = csv_.token_field(2, "source");
+  s.name = csv_.token_field(3, "name");
+  s.value = csv_.unsigned_field(4, "value");
+  const auto slow = csv_.field(5);
+  if (slow != "0" && slow != "1") csv_.fail(fmt::format("slow '{}' is not 0 or 1", slow));
+  s.slow = slow == "1";
+  const auto same = [&](const Last& l) { return l.source == s.source && l.name == s.name; };
+  std::size_t i = guess_ < last_.size() && same(last_[guess_]) ? guess_ : 0;
+  while (i < last_.size() && !same(last_[i])) ++i;
+  if (i == last_.size()) {
+    last_.push_back({std::string(s.source), std::string(s.name), s.t_ns});
+  } else {
+    if (s.t_ns <= last_[i].t_ns) {
+      csv_.fail(fmt::format("t_ns {} of {}/{} is not after the previous sample's {}", s.t_ns, s.source, s.name,
+                            last_[i].t_ns));
+    }
+    last_[i].t_ns = s.t_ns;
+  }
+  guess_ = (i + 1) % last_.size();
+  return true;
+}
+
+void read_counters(std::string_view content, const std::string& source,
+                   const std::function<void(const CounterSample&)>& row) {
+  CountersReader reader(content, source);
+  for (CounterSample s; reader.next(s);) row(s);
+}
+
+int counter_bytes_per_unit(std::string_view name) {
+  if (name == "port_xmit_data" || name == "port_rcv_data") return 4;
+  const bool bytes = name.find("bytes") != std::string_view::npos || name.find("octets") != std::string_view::npos ||
+                     name.find("Octets") != std::string_view::npos;
+  return bytes ? 1 : 0;
+}
+
+std::optional<std::uint64_t> counter_increase(std::uint64_t previous, std::uint64_t value) {
+  constexpr std::uint64_t k2p32 = 1ULL << 32;
+  if (value >= previous) return value - previous;
+  if (previous < k2p32 && k2p32 - previous + value < (1ULL << 31)) return k2p32 - previous + value;
+  if (previous >= (1ULL << 63) && value < (1ULL << 62)) return (UINT64_MAX - previous) + value + 1;
+  return std::nullopt;
+}
+
+}  // namespace xtk
