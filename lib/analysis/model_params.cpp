@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "analysis/run_files.hpp"
 #include "core/data_files.hpp"
 #include "core/error.hpp"
+#include "formats/csv_file.hpp"
 
 namespace xtk::analysis {
 

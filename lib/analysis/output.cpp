@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/run_files.hpp"
 #include "core/error.hpp"
+#include "formats/csv_file.hpp"
 
 namespace xtk::analysis {
 namespace {

@@ -7,8 +7,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "analysis/run_files.hpp"
 #include "core/error.hpp"
+#include "formats/csv_file.hpp"
 
 namespace xtk::analysis {
 namespace {

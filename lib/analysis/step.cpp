@@ -9,12 +9,13 @@
 #include <limits>
 #include <map>
 
-#include "analysis/run_files.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "formats/counters.hpp"
+#include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
+#include "formats/trace_bins.hpp"
 
 namespace xtk::analysis {
 namespace {

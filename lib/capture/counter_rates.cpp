@@ -9,9 +9,9 @@
 #include <unordered_map>
 
 #include "capture/counter_source.hpp"
-#include "capture/text_output.hpp"
 #include "core/error.hpp"
 #include "formats/counters.hpp"
+#include "formats/text_output.hpp"
 
 namespace xtk::capture {
 namespace {

@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "capture/dissector.hpp"
-#include "capture/trace_files.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "formats/trace_bins.hpp"
 
 namespace xtk::capture {
 namespace {
@@ -171,9 +171,10 @@ class InterfaceCapture {
                                                            {"host", host_name()},
                                                            {"snaplen", std::to_string(o_.snaplen)}});
       report_.files.push_back(path);
-      accounting_ = std::make_unique<FlowAccounting>(
-          o_.per, o_.bin_ns, o_.reorder_ns,
-          [this](const BinRow& row, std::string_view fields) { bins_->row(row, fields); });
+      accounting_ = std::make_unique<FlowAccounting>(o_.per, o_.bin_ns, o_.reorder_ns,
+                                                     [this](const BinRow& row, std::string_view fields) {
+                                                       bins_->row(row.bin_start_ns, fields, row.bytes, row.packets);
+                                                     });
     } else {
       open_file();
     }

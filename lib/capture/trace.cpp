@@ -10,10 +10,10 @@
 #include <memory>
 
 #include "capture/dissector.hpp"
-#include "capture/trace_files.hpp"
 #include "capture/trace_merge.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "formats/trace_bins.hpp"
 
 namespace xtk::capture {
 namespace {
@@ -114,7 +114,7 @@ TraceResult analyze_trace(const TraceOptions& o) {
                                                       HeaderKeys{{"generator", "xtk-analyze trace"}});
   }
   RateSeries series(o.bin_ns, result.smooth_bins, o.histogram_step_bps, [&](const SeriesPoint& p) {
-    if (series_file) series_file->row(p);
+    if (series_file) series_file->row(p.bin_start_ns, p.bytes, p.packets, p.rate_bps, p.smoothed_bps);
   });
   if (o.from) series.begin(floor_div(from, o.bin_ns) * o.bin_ns);
   // Rows leave bin by bin: the series takes each bin's total once, not row by row.
@@ -123,7 +123,7 @@ TraceResult analyze_trace(const TraceOptions& o) {
     if (bin_total.packets > 0) series.add(bin_total.bin_start_ns, bin_total.bytes, bin_total.packets);
   };
   FlowAccounting flows(o.per, o.bin_ns, o.reorder_ns, [&](const BinRow& row, std::string_view fields) {
-    if (bins) bins->row(row, fields);
+    if (bins) bins->row(row.bin_start_ns, fields, row.bytes, row.packets);
     if (row.bin_start_ns != bin_total.bin_start_ns) {
       add_bin_total();
       bin_total = BinRow{row.bin_start_ns, 0, 0, 0};

@@ -15,12 +15,13 @@
 
 #include "analysis/model_params.hpp"
 #include "analysis/run_dir.hpp"
-#include "analysis/run_files.hpp"
 #include "analysis/step.hpp"
 #include "core/error.hpp"
 #include "formats/counters.hpp"
+#include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
+#include "formats/trace_bins.hpp"
 
 namespace {
 
@@ -96,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   rejected_is_fine([&] {
     std::int64_t previous = -1;
-    an::read_trace_bins(text, "fuzz", [&](const an::TraceHeader& h, const an::TraceBin& b) {
+    xtk::read_trace_bins(text, "fuzz", [&](const xtk::TraceHeader& h, const xtk::TraceBin& b) {
       check(h.bin_ns > 0);
       check(b.bin_start_ns >= previous);
       previous = b.bin_start_ns;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -104,15 +105,23 @@ TEST_F(Experiment, KilledRankFailsItsStepByName) {
   ChildProcess run(xtk_run(cfg), (dir_ / "run.log").string());
   const std::string ns = "xtk-run" + std::to_string(run.pid() % 100000) + "-h1";
   const fs::path log = fs::path(exp()) / "tiny-mlp/none/step00/rank-1.log";
+  // Rank 1 is the xtk-collective in h1 (h1 also runs the training NIC's sampler).
+  const auto is_rank = [](pid_t p) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return cmdline.find("xtk-collective") != std::string::npos;
+  };
   std::vector<pid_t> pids;
   for (int i = 0; i < 200 && pids.empty(); ++i) {
     std::this_thread::sleep_for(100ms);
     std::istringstream list(run_command({"ip", "netns", "pids", ns}).output);
-    for (pid_t p; list >> p;) pids.push_back(p);
+    for (pid_t p; list >> p;) {
+      if (is_rank(p)) pids.push_back(p);
+    }
   }
   ASSERT_FALSE(pids.empty()) << "rank 1 never started in " << ns;
   std::this_thread::sleep_for(3s);        // past the rendezvous, mid-iterations
-  for (pid_t p : pids) kill(p, SIGKILL);  // rank 1: the only process in h1, started by our xtk-run
+  for (pid_t p : pids) kill(p, SIGKILL);  // rank 1, started by our xtk-run
   const auto status = run.wait(90s);
   ASSERT_TRUE(status) << "xtk-run did not end";
   EXPECT_EQ(*status, 1);

@@ -8,11 +8,12 @@
 
 #include "analysis/model_params.hpp"
 #include "analysis/run_dir.hpp"
-#include "analysis/run_files.hpp"
 #include "core/error.hpp"
 #include "formats/counters.hpp"
+#include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
+#include "formats/trace_bins.hpp"
 
 namespace xtk::analysis {
 namespace {

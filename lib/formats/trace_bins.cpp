@@ -1,26 +1,49 @@
-#include "analysis/run_files.hpp"
+#include "formats/trace_bins.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <charconv>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <limits>
-#include <map>
-#include <memory>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "formats/csv_file.hpp"
 
-namespace xtk::analysis {
+namespace xtk {
+
+TraceBinsWriter::TraceBinsWriter(const std::string& path, std::int64_t bin_ns, const HeaderKeys& header) : out_(path) {
+  out_.print("# xtk-trace-bins\n# format_version={}\n# bin_ns={}\n", kTraceFormatVersion, bin_ns);
+  for (const auto& [key, value] : header) out_.print("# {}={}\n", key, value);
+  out_.write(kTraceBinColumns);
+  out_.write("\n");
+  format_stamp(stamp_bin_);
+}
+
+void TraceBinsWriter::format_stamp(std::int64_t bin_start_ns) {
+  char* end = std::to_chars(stamp_, stamp_ + kMaxDigits, bin_start_ns).ptr;
+  *end++ = ',';
+  stamp_size_ = static_cast<std::size_t>(end - stamp_);
+  stamp_bin_ = bin_start_ns;
+}
+
+TraceSeriesWriter::TraceSeriesWriter(const std::string& path, std::int64_t bin_ns, std::size_t smooth_bins,
+                                     const HeaderKeys& header)
+    : out_(path) {
+  out_.print("# xtk-trace-series\n# format_version={}\n# bin_ns={}\n# smooth_bins={}\n", kTraceFormatVersion, bin_ns,
+             smooth_bins);
+  for (const auto& [key, value] : header) out_.print("# {}={}\n", key, value);
+  out_.write("bin_start_ns,bytes,packets,rate_bps,smoothed_rate_bps\n");
+}
+
+void TraceSeriesWriter::row(std::int64_t bin_start_ns, std::uint64_t bytes, std::uint64_t packets, double rate_bps,
+                            std::optional<double> smoothed_bps) {
+  // Rates are whole bits per second: bytes x 8 / a whole number of ns is exact enough.
+  out_.print("{},{},{},{:.0f},", bin_start_ns, bytes, packets, rate_bps);
+  if (smoothed_bps) out_.print("{:.0f}", *smoothed_bps);
+  out_.write("\n");
+}
 
 TraceHeader read_trace_bins(std::string_view content, const std::string& source,
                             const std::function<void(const TraceHeader&, const TraceBin&)>& row) {
-  RunCsv csv(content, source, "xtk-trace-bins", "bin_start_ns,flow,src,dst,bytes,packets");
+  RunCsv csv(content, source, "xtk-trace-bins", kTraceBinColumns);
   TraceHeader header;
   const auto bin = csv.header_value("bin_ns");
   if (!bin) csv.fail_header("bin_ns", "no '# bin_ns=N' line before the column line: the bin width is required");
@@ -56,4 +79,4 @@ TraceHeader read_trace_bins(std::string_view content, const std::string& source,
   return header;
 }
 
-}  // namespace xtk::analysis
+}  // namespace xtk

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace xtk::capture {
+namespace xtk {
 
 class TextOutput {
  public:
@@ -59,4 +59,4 @@ class TextOutput {
   std::size_t used_ = 0;
 };
 
-}  // namespace xtk::capture
+}  // namespace xtk

@@ -1,4 +1,4 @@
-#include "capture/text_output.hpp"
+#include "formats/text_output.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 
-namespace xtk::capture {
+namespace xtk {
 
 TextOutput::TextOutput(const std::string& path) : path_(path == "-" ? "stdout" : path) {
   if (path == "-") {
@@ -59,4 +59,4 @@ void TextOutput::close() {
   if (owns_ && ::close(fd) != 0) throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
 }
 
-}  // namespace xtk::capture
+}  // namespace xtk
