@@ -13,6 +13,7 @@
 #include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
 #include "formats/iterations.hpp"
+#include "formats/trace_bins.hpp"
 
 namespace xtk {
 namespace {
@@ -122,6 +123,36 @@ TEST_F(Formats, CountersRoundTripStreamedAndFromText) {
   std::size_t rows = 0;
   read_counters(read_text_file(path("c.csv"), "counters"), "c.csv", [&](const CounterSample&) { ++rows; });
   EXPECT_EQ(rows, 2u * kSamples);
+}
+
+TEST_F(Formats, TraceBinsRoundTrip) {
+  {
+    TraceBinsWriter writer(path("bins.csv"), 1'000'000, {{"generator", "test"}});
+    writer.row(5'000'000, "tcp 10.77.0.4:40000>10.77.0.1:7000,10.77.0.4,10.77.0.1", 1514, 1);
+    writer.row(5'000'000, "tcp 10.77.0.2:50000>10.77.0.1:41000,10.77.0.2,10.77.0.1", 9000, 6);
+    writer.row(7'000'000, "tcp 10.77.0.4:40000>10.77.0.1:7000,10.77.0.4,10.77.0.1", 0, 0);
+    writer.close();
+  }
+  struct Row {
+    std::int64_t bin_start_ns;
+    std::string flow, src, dst;
+    std::uint64_t bytes, packets;
+  };
+  std::vector<Row> rows;
+  std::int64_t bin_ns = 0;
+  read_trace_bins(
+      read_text_file(path("bins.csv"), "trace bins"), "bins.csv", [&](const TraceHeader& h, const TraceBin& b) {
+        bin_ns = h.bin_ns;
+        rows.push_back(
+            {b.bin_start_ns, std::string(b.flow), std::string(b.src), std::string(b.dst), b.bytes, b.packets});
+      });
+  EXPECT_EQ(bin_ns, 1'000'000);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].flow, "tcp 10.77.0.2:50000>10.77.0.1:41000");
+  EXPECT_EQ(rows[1].src, "10.77.0.2");
+  EXPECT_EQ(rows[1].bytes, 9000u);
+  EXPECT_EQ(rows[1].packets, 6u);
+  EXPECT_EQ(rows[2].bin_start_ns, 7'000'000);
 }
 
 TEST(CounterRules, IncreaseAcrossWrapsAndResets) {
