@@ -241,6 +241,60 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
   return info;
 }
 
+json run_json_object(const StepInfo& i) {
+  const std::string prefix = i.dir.empty() ? "" : (fs::path(i.dir) / "").string();
+  const auto name = [&](const std::string& path) {
+    return !prefix.empty() && path.rfind(prefix, 0) == 0 ? path.substr(prefix.size()) : path;
+  };
+  const auto names = [&](const std::vector<std::string>& paths) {
+    if (paths.size() == 1) return json(name(paths.front()));
+    auto list = json::array();
+    for (const auto& p : paths) list.push_back(name(p));
+    return list;
+  };
+  json j;
+  j["format_version"] = kRunJsonFormatVersion;
+  j["status"] = i.failed ? "failed" : "ok";
+  if (i.failed) j["error"] = i.error;
+  j["step"] = i.step;
+  j["model"] = i.model;
+  if (i.params) j["params"] = *i.params;
+  if (i.bytes_per_param) j["bytes_per_param"] = *i.bytes_per_param;
+  j["ranks"] = i.ranks;
+  j["cross_traffic"] = {{"profile", i.profile}, {"load_bps", i.load_bps}};
+  if (i.start_realtime_ns) j["cross_traffic"]["start_realtime_ns"] = *i.start_realtime_ns;
+  j["link_bps"] = i.link_bps;
+  json bottleneck = {{"link_bps", i.bottleneck.link_bps}};
+  if (!i.bottleneck.host.empty()) bottleneck["host"] = i.bottleneck.host;
+  if (!i.bottleneck.source.empty()) {
+    bottleneck["source"] = i.bottleneck.source;
+    bottleneck["counter"] = i.bottleneck.counter;
+  }
+  j["bottleneck"] = bottleneck;
+  if (i.emulation.link_bps > 0) {
+    j["emulation"] = {{"method", i.emulation.method},
+                      {"link_bps", i.emulation.link_bps},
+                      {"byte_scale", i.emulation.byte_scale},
+                      {"time_scale", i.emulation.time_scale}};
+  }
+  if (!i.training_nic.source.empty()) {
+    j["training_nic"] = {{"source", i.training_nic.source}, {"counter", i.training_nic.counter}};
+    if (!i.training_nic.host.empty()) j["training_nic"]["host"] = i.training_nic.host;
+  }
+  json files = {{"iterations", names(i.iterations)}};
+  if (!i.flows.empty()) files["flows"] = names(i.flows);
+  if (!i.counters.empty()) files["counters"] = name(i.counters);
+  if (!i.training_counters.empty()) files["training_counters"] = name(i.training_counters);
+  if (!i.cross_bins.empty() || !i.training_bins.empty()) {
+    json bins = json::object();
+    if (!i.cross_bins.empty()) bins["cross"] = names(i.cross_bins);
+    if (!i.training_bins.empty()) bins["training"] = names(i.training_bins);
+    files["trace_bins"] = bins;
+  }
+  j["files"] = files;
+  return j;
+}
+
 StepInfo read_step_info(const std::string& dir) {
   const std::string path = (fs::path(dir) / "run.json").string();
   return parse_run_json(read_text_file(path, "run.json"), path, dir, true);

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace xtk::analysis {
 
 inline constexpr int kRunJsonFormatVersion = 1;
@@ -78,6 +80,10 @@ struct StepInfo {
 // Parses run.json text. `path` names it in errors ("path:line: ..."); file
 // names are joined to `dir`, and with `check_files` each must exist.
 StepInfo parse_run_json(std::string_view text, const std::string& path, const std::string& dir, bool check_files);
+
+// The run.json object of `info` (its writer: xtk-run adds the keys analysis
+// does not read); file paths under `info.dir` are written relative to it.
+nlohmann::json run_json_object(const StepInfo& info);
 StepInfo read_step_info(const std::string& dir);
 
 // Every directory at or below `experiment_dir` that holds a run.json, sorted.

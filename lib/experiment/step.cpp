@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/run_dir.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "experiment/commands.hpp"
@@ -229,54 +230,50 @@ class Step {
   }
 
   void write_run_json(const StepOutcome& outcome) {
-    nlohmann::json j;
-    j["format_version"] = 1;
-    // A failed step keeps its record (analysis skips it); resume runs it again.
-    j["status"] = outcome.ok ? "ok" : "failed";
-    if (!outcome.ok) j["error"] = outcome.error;
-    j["step"] = plan_.index;
+    // What analysis reads, through its run.json module.
+    analysis::StepInfo info;
+    info.dir = dir_.string();
+    info.failed = !outcome.ok;  // a failed step keeps its record (analysis skips it); resume runs it again
+    info.error = outcome.error;
+    info.step = plan_.index;
     const auto model = read_model_totals(plan_.model);
-    j["model"] = model.name;
-    j["model_profile"] = plan_.model;
-    j["params"] = model.params;
-    j["bytes_per_param"] = model.bytes_per_param;
-    j["ranks"] = ranks_;
-    j["cross_traffic"] = {
-        {"profile", plan_.profile}, {"load_bps", plan_.load_share * c_.link_bps}, {"load_share", plan_.load_share}};
-    if (cross_traffic()) j["cross_traffic"]["start_realtime_ns"] = start_ns_;
-    j["link_bps"] = c_.link_bps;
+    info.model = model.name;
+    info.params = model.params;
+    info.bytes_per_param = model.bytes_per_param;
+    info.ranks = ranks_;
+    info.profile = plan_.profile;
+    info.load_bps = plan_.load_share * c_.link_bps;
+    if (cross_traffic()) info.start_realtime_ns = start_ns_;
+    info.link_bps = c_.link_bps;
     if (c_.emulation.on()) {
-      j["emulation"] = {{"method", std::string(emulation_method_name(c_.emulation.method))},
-                        {"link_bps", c_.emulation.link_bps},
-                        {"byte_scale", c_.emulation.byte_scale(c_.link_bps)},
-                        {"time_scale", c_.emulation.time_scale(c_.link_bps)}};
+      info.emulation = {c_.emulation.link_bps, std::string(emulation_method_name(c_.emulation.method)),
+                        c_.emulation.byte_scale(c_.link_bps), c_.emulation.time_scale(c_.link_bps)};
     }
     // The trace bins name hosts by address: so does table 7's bottleneck mark.
-    j["bottleneck"] = {{"host", ex_.address(0)}, {"link_bps", c_.link_bps}};
-    nlohmann::json files;
-    auto iterations = nlohmann::json::array();
-    for (std::uint32_t r = 0; r < ranks_; ++r) iterations.push_back(fmt::format("iterations-{}.csv", r));
-    files["iterations"] = iterations;
+    info.bottleneck.link_bps = c_.link_bps;
+    info.bottleneck.host = ex_.address(0);
+    for (std::uint32_t r = 0; r < ranks_; ++r) info.iterations.push_back(file(fmt::format("iterations-{}.csv", r)));
     if (cross_traffic()) {
-      files["flows"] = "flows.csv";
+      info.flows = {file("flows.csv")};
       if (!c_.capture.counter_period.empty() && fs::exists(file("counters.csv"))) {
-        files["counters"] = "counters.csv";
-        j["bottleneck"]["source"] =
-            "net:" + ex_.interface(c_.configuration == Configuration::B ? sender() : receiver());
-        j["bottleneck"]["counter"] = c_.configuration == Configuration::B ? "tx_bytes" : "rx_bytes";
+        info.counters = file("counters.csv");
+        info.bottleneck.source = "net:" + ex_.interface(c_.configuration == Configuration::B ? sender() : receiver());
+        info.bottleneck.counter = c_.configuration == Configuration::B ? "tx_bytes" : "rx_bytes";
       }
       if (c_.capture.summarize && fs::exists(file("trace_bins_cross.csv")) &&
           fs::exists(file("trace_bins_training.csv"))) {
-        files["trace_bins"] = {{"cross", "trace_bins_cross.csv"}, {"training", "trace_bins_training.csv"}};
+        info.cross_bins = {file("trace_bins_cross.csv")};
+        info.training_bins = {file("trace_bins_training.csv")};
       }
     }
     if (!c_.capture.counter_period.empty() && fs::exists(file("counters_training.csv"))) {
-      files["training_counters"] = "counters_training.csv";
-      j["training_nic"] = {{"host", ex_.host_label(training_nic_host())},
-                           {"source", "net:" + ex_.interface(training_nic_host())},
-                           {"counter", "tx_bytes"}};
+      info.training_counters = file("counters_training.csv");
+      info.training_nic = {ex_.host_label(training_nic_host()), "net:" + ex_.interface(training_nic_host()),
+                           "tx_bytes"};
     }
-    j["files"] = files;
+    nlohmann::json j = analysis::run_json_object(info);
+    j["model_profile"] = plan_.model;
+    j["cross_traffic"]["load_share"] = plan_.load_share;
     // Beyond what analysis reads: enough to rerun the step from its log.
     auto roles = nlohmann::json::array();
     for (const auto& role : roles_) {

@@ -271,6 +271,62 @@ TEST(AnalysisFiles, RunJson) {
   EXPECT_FALSE(info.params.has_value());
 }
 
+// xtk-run writes run.json through run_json_object: every key analysis reads comes back.
+TEST(AnalysisFiles, RunJsonRoundTrip) {
+  StepInfo w;
+  w.dir = "exp/resnet50/burst/step03";
+  w.step = 3;
+  w.model = "resnet50";
+  w.params = 25557032;
+  w.bytes_per_param = 4;
+  w.ranks = 3;
+  w.profile = "burst";
+  w.load_bps = 6e8;
+  w.start_realtime_ns = 1'764'000'000'123'456'789;
+  w.link_bps = 1e9;
+  w.bottleneck = {1e9, "10.77.0.1", "net:eth0", "tx_bytes"};
+  w.emulation = {25e9, "both", 0.2, 5};
+  w.training_nic = {"h2", "net:eth0", "tx_bytes"};
+  w.iterations = {w.dir + "/iterations-0.csv", w.dir + "/iterations-1.csv", w.dir + "/iterations-2.csv"};
+  w.flows = {w.dir + "/flows.csv"};
+  w.counters = w.dir + "/counters.csv";
+  w.training_counters = w.dir + "/counters_training.csv";
+  w.cross_bins = {w.dir + "/trace_bins_cross.csv"};
+  w.training_bins = {w.dir + "/trace_bins_training.csv"};
+  const auto object = run_json_object(w);
+  EXPECT_EQ(object["files"]["counters"], "counters.csv") << "relative to the step directory";
+  const auto r = parse_run_json(object.dump(2), "run.json", w.dir, false);
+  EXPECT_EQ(r.step, w.step);
+  EXPECT_EQ(r.model, w.model);
+  EXPECT_EQ(r.params, w.params);
+  EXPECT_EQ(r.bytes_per_param, w.bytes_per_param);
+  EXPECT_EQ(r.ranks, w.ranks);
+  EXPECT_EQ(r.profile, w.profile);
+  EXPECT_EQ(r.load_bps, w.load_bps);
+  EXPECT_EQ(r.start_realtime_ns, w.start_realtime_ns);
+  EXPECT_EQ(r.link_bps, w.link_bps);
+  EXPECT_EQ(r.bottleneck.link_bps, w.bottleneck.link_bps);
+  EXPECT_EQ(r.bottleneck.host, w.bottleneck.host);
+  EXPECT_EQ(r.bottleneck.source, w.bottleneck.source);
+  EXPECT_EQ(r.bottleneck.counter, w.bottleneck.counter);
+  EXPECT_EQ(r.emulation, w.emulation);
+  EXPECT_EQ(r.training_nic.host, w.training_nic.host);
+  EXPECT_EQ(r.training_nic.source, w.training_nic.source);
+  EXPECT_EQ(r.iterations, w.iterations);
+  EXPECT_EQ(r.flows, w.flows);
+  EXPECT_EQ(r.counters, w.counters);
+  EXPECT_EQ(r.training_counters, w.training_counters);
+  EXPECT_EQ(r.cross_bins, w.cross_bins);
+  EXPECT_EQ(r.training_bins, w.training_bins);
+  EXPECT_FALSE(r.failed);
+
+  w.failed = true;
+  w.error = "rank 1 on h1 exited with status 1";
+  const auto failed = parse_run_json(run_json_object(w).dump(), "run.json", w.dir, false);
+  EXPECT_TRUE(failed.failed);
+  EXPECT_EQ(failed.error, w.error);
+}
+
 TEST(AnalysisFiles, RunJsonErrorsNameFileAndLine) {
   EXPECT_EQ(run_json_error(replace(kRunJson, "\"ranks\": 4", "\"ranks\": 0")),
             "s/run.json:5: \"ranks\" is 0: it must be a whole number >= 1");
