@@ -35,7 +35,7 @@ def main():
         x = xtk.get(r["size"])
         if x is None:
             continue
-        oop, ip, t = x["out_of_place"]["busbw_GBps"], x["in_place"]["busbw_GBps"], r["busbw_GBps"]
+        oop, ip, t = x["out_of_place"]["busbw_gbyte_s"], x["in_place"]["busbw_gbyte_s"], r["busbw_gbyte_s"]
         ratio = ip / t if t > 0 else 0.0
         if r["size"] >= low:
             worst = ratio if worst is None else min(worst, ratio)

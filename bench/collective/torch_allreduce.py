@@ -66,8 +66,8 @@ def run(rank, world, device, args):
         mean = seconds.item() / world
         algbw = size / 1e9 / mean
         busbw = algbw * 2 * (world - 1) / world
-        results.append({"size": size, "count": size // 4, "time_us": mean * 1e6, "algbw_GBps": algbw,
-                        "busbw_GBps": busbw})
+        results.append({"size": size, "count": size // 4, "time_us": mean * 1e6, "algbw_gbyte_s": algbw,
+                        "busbw_gbyte_s": busbw})
         if rank == 0:
             print(f"{size:12d}  {size // 4:12d}     float     sum  {mean * 1e6:9.1f}  {algbw:7.2f}  {busbw:7.2f}",
                   flush=True)

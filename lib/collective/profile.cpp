@@ -155,8 +155,6 @@ ModelProfile read_profile(const std::string& path) {
   return p;
 }
 
-std::string find_profile(const std::string& name_or_path) {
-  return find_data_file(name_or_path, kModelProfiles);
-}
+std::string find_profile(const std::string& name_or_path) { return find_data_file(name_or_path, kModelProfiles); }
 
 }  // namespace xtk::collective

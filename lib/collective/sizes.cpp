@@ -9,26 +9,6 @@
 
 namespace xtk::collective {
 
-std::uint64_t parse_size(std::string_view text) {
-  if (!text.empty()) {
-    const char last = text.back();
-    const std::string_view number = text.substr(0, text.size() - 1);
-    const auto binary = [&](double scale) {
-      const double value = parse_number(number) * scale;
-      if (value < 0 || value > 1.8e19) throw UsageError(fmt::format("size '{}' is out of range", text));
-      return static_cast<std::uint64_t>(value);
-    };
-    try {
-      if (last == 'K' || last == 'k') return binary(1024.0);
-      if (last == 'M' || last == 'm') return binary(1048576.0);
-      if (last == 'G' || last == 'g') return binary(1073741824.0);
-    } catch (const UsageError&) {
-      throw UsageError(fmt::format("'{}' is not a size: use bytes, e.g. 8, 32M (MiB), 1G (GiB), 4MB, 64KiB", text));
-    }
-  }
-  return parse_bytes(text);
-}
-
 std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor,
                                        std::uint64_t step_bytes, std::size_t element_bytes) {
   if (min_bytes > max_bytes) {
@@ -52,12 +32,12 @@ double all_reduce_bus_factor(std::uint64_t nranks) {
   return nranks == 0 ? 0.0 : 2.0 * static_cast<double>(nranks - 1) / static_cast<double>(nranks);
 }
 
-double algbw_gbps(std::uint64_t bytes, double seconds) {
+double algbw_gbyte_s(std::uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / 1e9 / seconds : 0.0;
 }
 
-double busbw_gbps(std::uint64_t bytes, double seconds, std::uint64_t nranks) {
-  return algbw_gbps(bytes, seconds) * all_reduce_bus_factor(nranks);
+double busbw_gbyte_s(std::uint64_t bytes, double seconds, std::uint64_t nranks) {
+  return algbw_gbyte_s(bytes, seconds) * all_reduce_bus_factor(nranks);
 }
 
 }  // namespace xtk::collective

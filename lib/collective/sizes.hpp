@@ -17,9 +17,6 @@
 
 namespace xtk::collective {
 
-// Throws UsageError naming the text.
-std::uint64_t parse_size(std::string_view text);
-
 // nccl-tests' -b/-e/-f/-i: from min to max, times `factor` when it is above 1,
 // else plus `step` bytes. Sizes are rounded down to whole elements of
 // `element_bytes`, sizes of zero elements are dropped, duplicates removed.
@@ -28,7 +25,7 @@ std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t ma
 
 // 2(n-1)/n: the share of the data each rank sends (and receives) in an all-reduce.
 double all_reduce_bus_factor(std::uint64_t nranks);
-double algbw_gbps(std::uint64_t bytes, double seconds);  // GB/s
-double busbw_gbps(std::uint64_t bytes, double seconds, std::uint64_t nranks);
+double algbw_gbyte_s(std::uint64_t bytes, double seconds);  // GB/s
+double busbw_gbyte_s(std::uint64_t bytes, double seconds, std::uint64_t nranks);
 
 }  // namespace xtk::collective

@@ -65,8 +65,8 @@ SweepResult combine(const SweepOptions& o, const std::vector<Local>& all, std::u
                                              : high;
   }
   r.time_us = seconds * 1e6;
-  r.algbw_gbps = algbw_gbps(bytes, seconds);
-  r.busbw_gbps = busbw_gbps(bytes, seconds, nranks);
+  r.algbw_gbyte_s = algbw_gbyte_s(bytes, seconds);
+  r.busbw_gbyte_s = busbw_gbyte_s(bytes, seconds, nranks);
   std::vector<double> slowest(all.front().iteration_seconds.size(), 0.0);
   for (const auto& l : all) {
     r.wrong += l.wrong;

@@ -32,9 +32,9 @@ struct SweepOptions {
 };
 
 struct SweepResult {
-  double time_us = 0;     // per iteration, combined over ranks by -a
-  double algbw_gbps = 0;  // GB/s
-  double busbw_gbps = 0;
+  double time_us = 0;        // per iteration, combined over ranks by -a
+  double algbw_gbyte_s = 0;  // GB/s
+  double busbw_gbyte_s = 0;
   std::uint64_t wrong = 0;  // elements, all ranks
   TimeStats iteration_us;   // per iteration: the slowest rank's time of each iteration
 };

@@ -14,8 +14,8 @@ std::string time_text(double us) {
 
 nlohmann::json result_json(const SweepResult& r) {
   return {{"time_us", r.time_us},
-          {"algbw_GBps", r.algbw_gbps},
-          {"busbw_GBps", r.busbw_gbps},
+          {"algbw_gbyte_s", r.algbw_gbyte_s},
+          {"busbw_gbyte_s", r.busbw_gbyte_s},
           {"wrong", r.wrong},
           {"per_iteration", r.iteration_us.to_json("_us")}};
 }
@@ -46,7 +46,7 @@ void SweepReport::print_row(std::ostream& out, const SweepRow& row) const {
                      reduce_op_name(options_.op), -1);
   for (const auto* r : {&row.out_of_place, &row.in_place}) {
     const std::string wrong = options_.check ? fmt::format("{:5}", r->wrong) : std::string("  N/A");
-    out << fmt::format("  {}  {:6.2f}  {:6.2f}  {}", time_text(r->time_us), r->algbw_gbps, r->busbw_gbps, wrong);
+    out << fmt::format("  {}  {:6.2f}  {:6.2f}  {}", time_text(r->time_us), r->algbw_gbyte_s, r->busbw_gbyte_s, wrong);
   }
   out << '\n';
   out.flush();  // a long sweep shows its progress
@@ -58,16 +58,16 @@ int SweepReport::failed_results() const {
   return failed;
 }
 
-double SweepReport::average_busbw_gbps() const {
+double SweepReport::average_busbw_gbyte_s() const {
   double sum = 0;
-  for (const auto& row : rows_) sum += row.out_of_place.busbw_gbps + row.in_place.busbw_gbps;
+  for (const auto& row : rows_) sum += row.out_of_place.busbw_gbyte_s + row.in_place.busbw_gbyte_s;
   return rows_.empty() ? 0.0 : sum / static_cast<double>(2 * rows_.size());
 }
 
 void SweepReport::print_footer(std::ostream& out) const {
   const int failed = failed_results();
   out << fmt::format("# {:<20} : {} {}\n", "Out of bounds values", failed, failed > 0 ? "FAILED" : "OK");
-  out << fmt::format("# {:<20} : {:.6g} \n#\n", "Avg bus bandwidth", average_busbw_gbps());
+  out << fmt::format("# {:<20} : {:.6g} \n#\n", "Avg bus bandwidth", average_busbw_gbyte_s());
   out.flush();
 }
 
@@ -88,7 +88,7 @@ nlohmann::json SweepReport::to_json() const {
   j["bus_factor"] = "2(n-1)/n";
   j["results"] = results;
   j["out_of_bounds"] = {{"count", failed_results()}, {"okay", failed_results() == 0}};
-  j["average_busbw_GBps"] = average_busbw_gbps();
+  j["average_busbw_gbyte_s"] = average_busbw_gbyte_s();
   return j;
 }
 
@@ -103,7 +103,7 @@ void SweepReport::write_csv(std::ostream& out) const {
       // One line per collective in plot.py: the in-place runs are their own series.
       out << fmt::format("{},{},{},{},{},{},{:.3f},{:.6f},{:.6f},{}\n", in_place ? "all-reduce/in-place" : "all-reduce",
                          row.bytes, row.count, data_type_name(options_.type), reduce_op_name(options_.op),
-                         in_place ? 1 : 0, r.time_us, r.algbw_gbps * 8, r.busbw_gbps * 8, r.wrong);
+                         in_place ? 1 : 0, r.time_us, r.algbw_gbyte_s * 8, r.busbw_gbyte_s * 8, r.wrong);
     }
   }
 }

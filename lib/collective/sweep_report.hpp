@@ -26,7 +26,7 @@ class SweepReport {
 
   // Results with wrong elements (nccl-tests' "Out of bounds values").
   int failed_results() const;
-  double average_busbw_gbps() const;  // GB/s, over every row, both modes
+  double average_busbw_gbyte_s() const;  // GB/s, over every row, both modes
   nlohmann::json to_json() const;
   void write_csv(std::ostream& out) const;
 

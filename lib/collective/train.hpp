@@ -55,7 +55,7 @@ struct TrainSummary {
   TimeStats comm_ms;                      // per rank per iteration
   TimeStats exposed_ms;                   // communication not hidden behind the backward compute
   std::uint64_t bytes_per_iteration = 0;  // each rank sends, 2(n-1)/n x the gradient bytes
-  double busbw_gbps = 0;                  // GB/s while communicating: bytes sent / comm time
+  double busbw_gbyte_s = 0;               // GB/s while communicating: bytes sent / comm time
   double demand_bytes = 0;                // the seed's D = 2(N-1)/N x P x bytes per parameter
   std::uint64_t wrong = 0;                // elements, from the data check after the run
   bool interrupted = false;

@@ -71,7 +71,7 @@ TrainSummary summarize(const ModelProfile& profile, const BucketPlan& plan, cons
   s.iteration_ms = TimeStats::of(job_ms);
   s.comm_ms = TimeStats::of(comm);
   s.exposed_ms = TimeStats::of(exposed);
-  s.busbw_gbps = comm_seconds > 0 ? sent / comm_seconds / 1e9 : 0.0;
+  s.busbw_gbyte_s = comm_seconds > 0 ? sent / comm_seconds / 1e9 : 0.0;
   return s;
 }
 
@@ -89,7 +89,7 @@ nlohmann::json TrainSummary::to_json() const {
           {"comm", comm_ms.to_json("_ms")},
           {"exposed_comm", exposed_ms.to_json("_ms")},
           {"bytes_per_iteration", bytes_per_iteration},
-          {"busbw_GBps", busbw_gbps},
+          {"busbw_gbyte_s", busbw_gbyte_s},
           {"demand_bytes", demand_bytes},
           {"demand_gbps", iteration_ms.mean > 0 ? demand_bytes * 8 / (iteration_ms.mean / 1e3) / 1e9 : 0.0},
           {"wrong", wrong},
@@ -112,7 +112,8 @@ void print_train_summary(std::ostream& out, const TrainSummary& s) {
   const double demand_gbps = s.iteration_ms.mean > 0 ? s.demand_bytes * 8 / (s.iteration_ms.mean / 1e3) / 1e9 : 0.0;
   out << fmt::format("# bytes each rank sends per iteration: {} (2(n-1)/n x gradients)\n",
                      format_bytes(static_cast<double>(s.bytes_per_iteration)));
-  out << fmt::format("# busbw while communicating: {:.3f} GB/s ({})\n", s.busbw_gbps, format_rate(s.busbw_gbps * 8e9));
+  out << fmt::format("# busbw while communicating: {:.3f} GB/s ({})\n", s.busbw_gbyte_s,
+                     format_rate(s.busbw_gbyte_s * 8e9));
   out << fmt::format(
       "# theoretical demand D = 2(N-1)/N x P x bytes/param: {} per iteration, {} at the mean "
       "iteration time\n",

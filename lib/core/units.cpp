@@ -122,7 +122,9 @@ double parse_rate_bps(std::string_view text) {
 
 std::uint64_t parse_bytes(std::string_view text) {
   auto [value, unit] = split_number(text, "size");
-  static const std::array<std::pair<const char*, double>, 11> units{{{"", 1},
+  // KB, MB, GB, TB are powers of 1000; KiB... and the bare K, M, G, T (as
+  // nccl-tests' -b/-e and DDP's bucket_cap_mb mean them) powers of 1024.
+  static const std::array<std::pair<const char*, double>, 14> units{{{"", 1},
                                                                      {"b", 1},
                                                                      {"kb", 1e3},
                                                                      {"mb", 1e6},
@@ -132,7 +134,10 @@ std::uint64_t parse_bytes(std::string_view text) {
                                                                      {"mib", 1048576.0},
                                                                      {"gib", 1073741824.0},
                                                                      {"tib", 1099511627776.0},
-                                                                     {"k", 1e3}}};
+                                                                     {"k", 1024.0},
+                                                                     {"m", 1048576.0},
+                                                                     {"g", 1073741824.0},
+                                                                     {"t", 1099511627776.0}}};
   for (const auto& [name, scale] : units) {
     if (unit == name) {
       double bytes = value * scale;
@@ -140,7 +145,7 @@ std::uint64_t parse_bytes(std::string_view text) {
       return static_cast<std::uint64_t>(std::llround(bytes));
     }
   }
-  throw UsageError(fmt::format("'{}' is not a size: use bytes, e.g. 1500, 64KB, 4MiB", text));
+  throw UsageError(fmt::format("'{}' is not a size: use bytes, e.g. 1500, 64KB (x1000), 32M or 4MiB (x1024)", text));
 }
 
 std::int64_t parse_duration_ns(std::string_view text) {

@@ -1,7 +1,8 @@
 // Parsing and printing of quantities with units, the way users type them.
 //
 // Rates are bits per second with SI prefixes (25G, 800M, 1.5Gbps, 10gbit).
-// Sizes are bytes: SI (4KB = 4000) or IEC (4KiB = 4096). Durations accept
+// Sizes are bytes: 4KB = 4000 (SI), 4KiB = 4K = 4096 (the bare K, M, G, T are
+// binary, as in nccl-tests' -b 8 -e 1G and DDP's bucket_cap_mb). Durations accept
 // ns, us, ms, s, m (a bare number is seconds). Every parser throws UsageError
 // naming the text it could not read, so callers add the flag name.
 #pragma once

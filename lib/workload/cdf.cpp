@@ -176,8 +176,6 @@ std::uint64_t FlowSizeCdf::sample(Rng& rng, double scale) const {
   return size < 1 ? 1 : static_cast<std::uint64_t>(size);
 }
 
-std::string resolve_cdf_path(const std::string& name_or_path) {
-  return find_data_file(name_or_path, kFlowSizeCdfs);
-}
+std::string resolve_cdf_path(const std::string& name_or_path) { return find_data_file(name_or_path, kFlowSizeCdfs); }
 
 }  // namespace xtk

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "formats/flow_records.hpp"
 #include "flow/summary.hpp"
+#include "formats/flow_records.hpp"
 
 namespace xtk {
 namespace {

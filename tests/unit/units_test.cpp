@@ -29,6 +29,21 @@ TEST(Units, Sizes) {
   EXPECT_THROW(parse_bytes("-4"), UsageError);
 }
 
+// One vocabulary for every size flag and key: the bare K, M, G are binary, as
+// nccl-tests' -b/-e and DDP's bucket_cap_mb mean them; KB, MB, GB are SI.
+TEST(Units, BareSizeSuffixesAreBinaryAsInNcclTests) {
+  EXPECT_EQ(parse_bytes("8"), 8u);
+  EXPECT_EQ(parse_bytes("32M"), 33554432u);
+  EXPECT_EQ(parse_bytes("1G"), 1073741824u);
+  EXPECT_EQ(parse_bytes("64k"), 65536u);
+  EXPECT_EQ(parse_bytes("25M"), 26214400u);  // DDP's bucket_cap_mb=25
+  EXPECT_EQ(parse_bytes("32MB"), 32000000u);
+  EXPECT_EQ(parse_bytes("32MiB"), 33554432u);
+  EXPECT_EQ(parse_bytes("1.5K"), 1536u);
+  EXPECT_THROW(parse_bytes("M"), UsageError);
+  EXPECT_THROW(parse_bytes("12Q"), UsageError);
+}
+
 TEST(Units, WallClockTakesUnixSecondsAndIsoUtc) {
   EXPECT_EQ(parse_wall_clock_ns("1764126000.5"), 1764126000'500'000'000);
   EXPECT_EQ(parse_wall_clock_ns("2025-11-26T03:00:00Z"), 1764126000'000'000'000);

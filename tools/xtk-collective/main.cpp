@@ -158,9 +158,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     const std::vector<std::string> args(argv, argv + argc);
 
     if (sweep_cmd->parsed()) {
-      sweep.min_bytes = flag("-b", min_bytes, xc::parse_size);
-      sweep.max_bytes = flag("-e", max_bytes, xc::parse_size);
-      sweep.step_bytes = flag("-i", step_bytes, xc::parse_size);
+      sweep.min_bytes = flag("-b", min_bytes, xtk::parse_bytes);
+      sweep.max_bytes = flag("-e", max_bytes, xtk::parse_bytes);
+      sweep.step_bytes = flag("-i", step_bytes, xtk::parse_bytes);
       sweep.type = flag("-d", dtype, xc::parse_data_type);
       sweep.op = flag("-o", op, xc::parse_reduce_op);
       sweep.check = check != 0;
@@ -200,8 +200,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       return;
     }
 
-    train.caps.bytes = flag("--bucket", bucket, xc::parse_size);
-    train.caps.first_bytes = flag("--first-bucket", first_bucket, xc::parse_size);
+    train.caps.bytes = flag("--bucket", bucket, xtk::parse_bytes);
+    train.caps.first_bytes = flag("--first-bucket", first_bucket, xtk::parse_bytes);
     if (!compute.empty()) train.compute_ns = flag("--compute", compute, xtk::parse_duration_ns);
     if (!duration.empty()) train.duration_ns = flag("--duration", duration, xtk::parse_duration_ns);
     if (!start_at.empty()) train.start_at_realtime_ns = flag("--start-at", start_at, xtk::parse_wall_clock_ns);
