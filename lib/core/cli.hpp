@@ -9,10 +9,23 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <string>
+#include <string_view>
 
 #include "core/error.hpp"
 
 namespace xtk {
+
+// A flag's value through one of the unit parsers (core/units.hpp), whose
+// UsageError then names the flag: "--duration: '5 parsecs' is not a duration".
+template <typename Parse>
+auto parse_flag(std::string_view flag, const std::string& text, Parse parse) {
+  try {
+    return parse(text);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+}
 
 inline int run_tool(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
   try {

@@ -120,6 +120,22 @@ double parse_rate_bps(std::string_view text) {
   throw UsageError(fmt::format("'{}' is not a rate: use bits/s with an SI prefix, e.g. 800M, 25G, 1.5Gbps", text));
 }
 
+double parse_flops(std::string_view text) {
+  auto [value, unit] = split_number(text, "FLOP/s value");
+  for (std::string_view suffix : {"flop/s", "flops"}) {
+    if (unit.ends_with(suffix)) unit.resize(unit.size() - suffix.size());
+  }
+  static const std::array<std::pair<const char*, double>, 6> prefixes{
+      {{"", 1}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"p", 1e15}}};
+  for (const auto& [prefix, scale] : prefixes) {
+    if (unit == prefix) {
+      if (!(value > 0)) throw UsageError(fmt::format("'{}' must be above 0", text));
+      return value * scale;
+    }
+  }
+  throw UsageError(fmt::format("'{}' is not FLOP/s: use e.g. 989T or 1.98P", text));
+}
+
 std::uint64_t parse_bytes(std::string_view text) {
   auto [value, unit] = split_number(text, "size");
   // KB, MB, GB, TB are powers of 1000; KiB... and the bare K, M, G, T (as

@@ -31,6 +31,15 @@ TEST(Units, Sizes) {
 
 // One vocabulary for every size flag and key: the bare K, M, G are binary, as
 // nccl-tests' -b/-e and DDP's bucket_cap_mb mean them; KB, MB, GB are SI.
+TEST(Units, Flops) {
+  EXPECT_DOUBLE_EQ(parse_flops("989T"), 989e12);
+  EXPECT_DOUBLE_EQ(parse_flops("1.98PFLOPS"), 1.98e15);
+  EXPECT_DOUBLE_EQ(parse_flops("312e12"), 312e12);
+  EXPECT_DOUBLE_EQ(parse_flops("19.5 TFLOP/s"), 19.5e12);
+  EXPECT_THROW(parse_flops("0T"), UsageError);
+  EXPECT_THROW(parse_flops("1Z"), UsageError);
+}
+
 TEST(Units, BareSizeSuffixesAreBinaryAsInNcclTests) {
   EXPECT_EQ(parse_bytes("8"), 8u);
   EXPECT_EQ(parse_bytes("32M"), 33554432u);

@@ -56,38 +56,6 @@ double share_flag(const std::string& text, std::string_view flag) {
   return load.fraction;
 }
 
-template <typename T>
-T unit_flag(T (*parse)(std::string_view), const std::string& text, std::string_view flag) {
-  try {
-    return parse(text);
-  } catch (const xtk::UsageError& e) {
-    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
-// FLOP/s with an SI prefix: 989T, 1.98P, 312e12, 989TFLOPS.
-double flops_flag(const std::string& text, std::string_view flag) {
-  std::size_t digits = 0;
-  while (digits < text.size() && std::string_view("0123456789.eE+-").find(text[digits]) != std::string_view::npos) {
-    ++digits;
-  }
-  std::string unit = text.substr(digits);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (std::string_view suffix : {"flop/s", "flops"}) {
-    if (unit.ends_with(suffix)) unit.resize(unit.size() - suffix.size());
-  }
-  static const std::array<std::pair<std::string_view, double>, 6> prefixes{
-      {{"", 1}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"p", 1e15}}};
-  for (const auto& [prefix, scale] : prefixes) {
-    if (unit == prefix) {
-      const double value = unit_flag(xtk::parse_number, text.substr(0, digits), flag);
-      if (!(value > 0)) throw xtk::UsageError(fmt::format("{}: '{}' must be above 0", flag, text));
-      return value * scale;
-    }
-  }
-  throw xtk::UsageError(fmt::format("{}: '{}' is not FLOP/s: use e.g. 989T or 1.98P", flag, text));
-}
-
 double fit_n_flag(const std::string& text) {
   if (text == "auto") return 0;
   for (double n : an::kFitExponents) {
@@ -140,12 +108,12 @@ struct GptFlags {
 
 void run_predict_gpt(GptFlags f) {
   auto& c = f.config;
-  c.peak_flops = f.peak.empty() ? 0 : flops_flag(f.peak, "--peak");
+  c.peak_flops = f.peak.empty() ? 0 : xtk::parse_flag("--peak", f.peak, xtk::parse_flops);
   c.utilisation = share_flag(f.mfu, "--mfu");
-  const double all = f.bw.empty() ? 0 : unit_flag(xtk::parse_rate_bps, f.bw, "--bw");
-  c.bw_tp_bps = f.bw_tp.empty() ? all : unit_flag(xtk::parse_rate_bps, f.bw_tp, "--bw-tp");
-  c.bw_pp_bps = f.bw_pp.empty() ? all : unit_flag(xtk::parse_rate_bps, f.bw_pp, "--bw-pp");
-  c.bw_dp_bps = f.bw_dp.empty() ? all : unit_flag(xtk::parse_rate_bps, f.bw_dp, "--bw-dp");
+  const double all = f.bw.empty() ? 0 : xtk::parse_flag("--bw", f.bw, xtk::parse_rate_bps);
+  c.bw_tp_bps = f.bw_tp.empty() ? all : xtk::parse_flag("--bw-tp", f.bw_tp, xtk::parse_rate_bps);
+  c.bw_pp_bps = f.bw_pp.empty() ? all : xtk::parse_flag("--bw-pp", f.bw_pp, xtk::parse_rate_bps);
+  c.bw_dp_bps = f.bw_dp.empty() ? all : xtk::parse_flag("--bw-dp", f.bw_dp, xtk::parse_rate_bps);
   c.recompute = !f.no_recompute;
   emit(an::prediction_tables(an::predict_gpt(c)), f.out, true);
 }
@@ -175,11 +143,12 @@ void run_predict_dp(const DpFlags& f) {
     if (c.params == 0) c.params = static_cast<double>(row->params);
     if (c.bytes_per_param == 0) c.bytes_per_param = row->bytes_per_param;
   }
-  c.compute_us = f.compute_time.empty()
-                     ? 0
-                     : static_cast<double>(unit_flag(xtk::parse_duration_ns, f.compute_time, "--compute-time")) / 1e3;
-  c.bw_bps = f.bw.empty() ? 0 : unit_flag(xtk::parse_rate_bps, f.bw, "--bw");
-  c.bucket_bytes = f.bucket.empty() ? 0 : static_cast<double>(unit_flag(xtk::parse_bytes, f.bucket, "--bucket"));
+  c.compute_us =
+      f.compute_time.empty()
+          ? 0
+          : static_cast<double>(xtk::parse_flag("--compute-time", f.compute_time, xtk::parse_duration_ns)) / 1e3;
+  c.bw_bps = f.bw.empty() ? 0 : xtk::parse_flag("--bw", f.bw, xtk::parse_rate_bps);
+  c.bucket_bytes = f.bucket.empty() ? 0 : static_cast<double>(xtk::parse_flag("--bucket", f.bucket, xtk::parse_bytes));
   emit(an::prediction_tables(an::predict_dp(c)), f.out, true);
 }
 

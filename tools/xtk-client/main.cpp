@@ -15,14 +15,6 @@
 
 namespace {
 
-std::int64_t duration_flag(const std::string& text, const char* flag) {
-  try {
-    return xtk::parse_duration_ns(text);
-  } catch (const xtk::UsageError& e) {
-    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
 std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   for (const auto& item : items) {
@@ -117,13 +109,14 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     } else {
       throw xtk::UsageError(fmt::format("--direction: '{}' is neither push nor pull", direction));
     }
-    o.spin_ns = duration_flag(spin, "--spin");
-    o.pool_ahead_ns = duration_flag(pool_ahead, "--pool-ahead");
-    if (!wake_latency.empty()) o.cpu_wake_latency_ns = duration_flag(wake_latency, "--cpu-wake-latency");
-    o.flow_timeout_ns = duration_flag(flow_timeout, "--flow-timeout");
-    o.retry_ns = duration_flag(retry, "--retry-for");
-    o.grace_ns = duration_flag(grace, "--grace");
-    o.duration_ns = duration_flag(duration, "--duration");
+    o.spin_ns = xtk::parse_flag("--spin", spin, xtk::parse_duration_ns);
+    o.pool_ahead_ns = xtk::parse_flag("--pool-ahead", pool_ahead, xtk::parse_duration_ns);
+    if (!wake_latency.empty())
+      o.cpu_wake_latency_ns = xtk::parse_flag("--cpu-wake-latency", wake_latency, xtk::parse_duration_ns);
+    o.flow_timeout_ns = xtk::parse_flag("--flow-timeout", flow_timeout, xtk::parse_duration_ns);
+    o.retry_ns = xtk::parse_flag("--retry-for", retry, xtk::parse_duration_ns);
+    o.grace_ns = xtk::parse_flag("--grace", grace, xtk::parse_duration_ns);
+    o.duration_ns = xtk::parse_flag("--duration", duration, xtk::parse_duration_ns);
     if (!start_at.empty()) {
       try {
         o.start_at_realtime_ns = xtk::parse_wall_clock_ns(start_at);

@@ -22,15 +22,6 @@ namespace {
 
 namespace xc = xtk::collective;
 
-template <typename Parse>
-auto flag(const char* name, const std::string& text, Parse parse) {
-  try {
-    return parse(text);
-  } catch (const xtk::UsageError& e) {
-    throw xtk::UsageError(fmt::format("{}: {}", name, e.what()));
-  }
-}
-
 void write_file(const std::string& path, const std::string& text) {
   if (path == "-") {
     std::cout << text;
@@ -143,7 +134,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       for (const auto& name : xc::available_backends()) std::cout << name << '\n';
       return;
     }
-    const std::int64_t timeout_ns = flag("--timeout", timeout, xtk::parse_duration_ns);
+    const std::int64_t timeout_ns = xtk::parse_flag("--timeout", timeout, xtk::parse_duration_ns);
     if (timeout_ns <= 0) throw xtk::UsageError("--timeout must be above 0");
     if (gpus == 0) throw xtk::UsageError("-g must be at least 1");
     backend_options.name = xc::resolve_backend_name(backend_options.name);
@@ -158,11 +149,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     const std::vector<std::string> args(argv, argv + argc);
 
     if (sweep_cmd->parsed()) {
-      sweep.min_bytes = flag("-b", min_bytes, xtk::parse_bytes);
-      sweep.max_bytes = flag("-e", max_bytes, xtk::parse_bytes);
-      sweep.step_bytes = flag("-i", step_bytes, xtk::parse_bytes);
-      sweep.type = flag("-d", dtype, xc::parse_data_type);
-      sweep.op = flag("-o", op, xc::parse_reduce_op);
+      sweep.min_bytes = xtk::parse_flag("-b", min_bytes, xtk::parse_bytes);
+      sweep.max_bytes = xtk::parse_flag("-e", max_bytes, xtk::parse_bytes);
+      sweep.step_bytes = xtk::parse_flag("-i", step_bytes, xtk::parse_bytes);
+      sweep.type = xtk::parse_flag("-d", dtype, xc::parse_data_type);
+      sweep.op = xtk::parse_flag("-o", op, xc::parse_reduce_op);
       sweep.check = check != 0;
       if (average < 0 || average > 3) throw xtk::UsageError("-a must be 0, 1, 2 or 3");
       sweep.rank_time = static_cast<xc::RankTime>(average);
@@ -200,11 +191,12 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       return;
     }
 
-    train.caps.bytes = flag("--bucket", bucket, xtk::parse_bytes);
-    train.caps.first_bytes = flag("--first-bucket", first_bucket, xtk::parse_bytes);
-    if (!compute.empty()) train.compute_ns = flag("--compute", compute, xtk::parse_duration_ns);
-    if (!duration.empty()) train.duration_ns = flag("--duration", duration, xtk::parse_duration_ns);
-    if (!start_at.empty()) train.start_at_realtime_ns = flag("--start-at", start_at, xtk::parse_wall_clock_ns);
+    train.caps.bytes = xtk::parse_flag("--bucket", bucket, xtk::parse_bytes);
+    train.caps.first_bytes = xtk::parse_flag("--first-bucket", first_bucket, xtk::parse_bytes);
+    if (!compute.empty()) train.compute_ns = xtk::parse_flag("--compute", compute, xtk::parse_duration_ns);
+    if (!duration.empty()) train.duration_ns = xtk::parse_flag("--duration", duration, xtk::parse_duration_ns);
+    if (!start_at.empty())
+      train.start_at_realtime_ns = xtk::parse_flag("--start-at", start_at, xtk::parse_wall_clock_ns);
     if (train.iterations > 0 && train.duration_ns > 0) throw xtk::UsageError("give --iters or --duration, not both");
     if (train.iterations == 0 && train.duration_ns == 0) train.iterations = 20;
     if (train.compute_scale < 0) throw xtk::UsageError("--compute-scale must not be negative");

@@ -43,14 +43,6 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-std::int64_t duration_flag(const std::string& text, std::string_view flag) {
-  try {
-    return xtk::parse_duration_ns(text);
-  } catch (const xtk::UsageError& e) {
-    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
 xtk::GenConfig make_config(const GenFlags& f) {
   xtk::GenConfig c;
   c.profile = xtk::parse_profile(f.profile);
@@ -72,7 +64,7 @@ xtk::GenConfig make_config(const GenFlags& f) {
     throw xtk::UsageError(fmt::format("--load: {}", e.what()));
   }
   c.load_bps = load.resolve_bps(c.link_bps);
-  c.duration_ns = duration_flag(f.duration, "--duration");
+  c.duration_ns = xtk::parse_flag("--duration", f.duration, xtk::parse_duration_ns);
   c.seed = f.seed;
   const auto sources = xtk::parse_host_mix(f.src, "--src");
   for (double w : sources.weights()) {
@@ -84,13 +76,14 @@ xtk::GenConfig make_config(const GenFlags& f) {
   const bool among_sources = c.pattern == xtk::Pattern::all_to_all || c.pattern == xtk::Pattern::permutation;
   const std::string dst = !f.dst.empty() ? f.dst : among_sources ? f.src : "h1";
   c.destinations = xtk::parse_host_mix(dst, "--dst");
-  c.burst.width_ns = duration_flag(f.burst_width, "--burst-width");
-  c.burst.period_ns = f.burst_period.empty() ? 0 : duration_flag(f.burst_period, "--burst-period");
+  c.burst.width_ns = xtk::parse_flag("--burst-width", f.burst_width, xtk::parse_duration_ns);
+  c.burst.period_ns =
+      f.burst_period.empty() ? 0 : xtk::parse_flag("--burst-period", f.burst_period, xtk::parse_duration_ns);
   c.burst.height = f.burst_height;
   c.burst.min_burst_flows = f.min_burst_flows;
   c.burst.min_rest_flows = f.min_rest_flows;
   c.long_lived_flows = f.flows;
-  c.stagger_ns = duration_flag(f.stagger, "--stagger");
+  c.stagger_ns = xtk::parse_flag("--stagger", f.stagger, xtk::parse_duration_ns);
   if (!f.dscp.empty()) c.dscp = xtk::parse_dscp_mix(f.dscp, "--dscp");
   if (!f.flow_rate.empty()) c.rate = xtk::parse_rate_mix(f.flow_rate, "--flow-rate");
   return c;
@@ -166,11 +159,13 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       xtk::InspectOptions options;
       options.windows_ns.clear();
       for (const auto& w : split_list(in.windows)) {
-        options.windows_ns.push_back(duration_flag(w, "--window"));
+        options.windows_ns.push_back(xtk::parse_flag("--window", w, xtk::parse_duration_ns));
         if (options.windows_ns.back() <= 0) throw xtk::UsageError("--window: windows must be above 0");
       }
-      if (!in.burst_width.empty()) options.burst_width_ns = duration_flag(in.burst_width, "--burst-width");
-      if (!in.burst_period.empty()) options.burst_period_ns = duration_flag(in.burst_period, "--burst-period");
+      if (!in.burst_width.empty())
+        options.burst_width_ns = xtk::parse_flag("--burst-width", in.burst_width, xtk::parse_duration_ns);
+      if (!in.burst_period.empty())
+        options.burst_period_ns = xtk::parse_flag("--burst-period", in.burst_period, xtk::parse_duration_ns);
       for (std::size_t i = 0; i < in.files.size(); ++i) {
         if (i > 0 && !in.json) std::cout << '\n';
         inspect_file(in.files[i], options, in.json);

@@ -20,15 +20,6 @@ namespace {
 
 namespace cap = xtk::capture;
 
-template <typename T>
-T unit_flag(T (*parse)(std::string_view), const std::string& text, std::string_view flag) {
-  try {
-    return parse(text);
-  } catch (const xtk::UsageError& e) {
-    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
 struct CounterFlags {
   std::vector<std::string> sources;
   std::string period = "1ms", duration = "0", slow, spin = "0", wake_latency, out = "counters.csv";
@@ -123,13 +114,13 @@ void run_counters(const CounterFlags& f) {
     for (auto& source : cap::open_sources(cap::parse_source_spec(s))) sources.push_back(std::move(source));
   }
   cap::SamplerOptions o;
-  o.period_ns = unit_flag(xtk::parse_duration_ns, f.period, "--period");
-  o.duration_ns = unit_flag(xtk::parse_duration_ns, f.duration, "--duration");
-  if (!f.slow.empty()) o.slow_ns = unit_flag(xtk::parse_duration_ns, f.slow, "--slow-limit");
+  o.period_ns = xtk::parse_flag("--period", f.period, xtk::parse_duration_ns);
+  o.duration_ns = xtk::parse_flag("--duration", f.duration, xtk::parse_duration_ns);
+  if (!f.slow.empty()) o.slow_ns = xtk::parse_flag("--slow-limit", f.slow, xtk::parse_duration_ns);
   if (f.fifo < 0 || f.fifo > 99) throw xtk::UsageError("--fifo: a priority from 1 to 99 (0 = off)");
-  o.spin_ns = unit_flag(xtk::parse_duration_ns, f.spin, "--spin");
+  o.spin_ns = xtk::parse_flag("--spin", f.spin, xtk::parse_duration_ns);
   if (!f.wake_latency.empty()) {
-    o.cpu_wake_latency_ns = unit_flag(xtk::parse_duration_ns, f.wake_latency, "--cpu-wake-latency");
+    o.cpu_wake_latency_ns = xtk::parse_flag("--cpu-wake-latency", f.wake_latency, xtk::parse_duration_ns);
   }
   o.cpu = f.cpu;
   o.fifo_priority = f.fifo;
@@ -162,19 +153,19 @@ void run_capture(const CaptureFlags& f) {
   o.interfaces = f.interfaces;
   o.filter = f.filter;
   o.snaplen = f.snaplen;
-  o.buffer_bytes = unit_flag(xtk::parse_bytes, f.buffer, "--buffer");
+  o.buffer_bytes = xtk::parse_flag("--buffer", f.buffer, xtk::parse_bytes);
   o.tstamp = f.tstamp;
   o.promiscuous = !f.no_promisc;
   o.summarize = f.summarize;
   o.out = !f.out.empty() ? f.out : f.summarize ? "trace-bins.csv" : "capture.pcap";
-  if (!f.rotate_size.empty()) o.rotate_bytes = unit_flag(xtk::parse_bytes, f.rotate_size, "--rotate-size");
-  if (!f.rotate_time.empty()) o.rotate_ns = unit_flag(xtk::parse_duration_ns, f.rotate_time, "--rotate-time");
+  if (!f.rotate_size.empty()) o.rotate_bytes = xtk::parse_flag("--rotate-size", f.rotate_size, xtk::parse_bytes);
+  if (!f.rotate_time.empty()) o.rotate_ns = xtk::parse_flag("--rotate-time", f.rotate_time, xtk::parse_duration_ns);
   if (f.summarize && (o.rotate_bytes > 0 || o.rotate_ns > 0)) {
     throw xtk::UsageError("--rotate-size/--rotate-time: --summarize writes no packets to rotate");
   }
-  o.duration_ns = unit_flag(xtk::parse_duration_ns, f.duration, "--duration");
-  o.stats_every_ns = unit_flag(xtk::parse_duration_ns, f.stats_every, "--stats-every");
-  o.bin_ns = unit_flag(xtk::parse_duration_ns, f.bin, "--bin");
+  o.duration_ns = xtk::parse_flag("--duration", f.duration, xtk::parse_duration_ns);
+  o.stats_every_ns = xtk::parse_flag("--stats-every", f.stats_every, xtk::parse_duration_ns);
+  o.bin_ns = xtk::parse_flag("--bin", f.bin, xtk::parse_duration_ns);
   o.per = cap::parse_bin_key(f.per);
   const auto report = cap::run_capture(o, xtk::stop_requested());
 

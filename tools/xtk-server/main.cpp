@@ -15,17 +15,7 @@
 #include "flow/server.hpp"
 #include "transport/wire.hpp"
 
-namespace {
-
-std::int64_t duration_flag(const std::string& text, const char* flag) {
-  try {
-    return xtk::parse_duration_ns(text);
-  } catch (const xtk::UsageError& e) {
-    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
@@ -60,16 +50,16 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_flag("-q,--quiet", quiet, "no per-interval lines");
 
   return xtk::run_tool(app, argc, argv, [&] {
-    o.header_timeout_ns = duration_flag(header_timeout, "--header-timeout");
-    o.idle_timeout_ns = duration_flag(idle_timeout, "--idle-timeout");
+    o.header_timeout_ns = xtk::parse_flag("--header-timeout", header_timeout, xtk::parse_duration_ns);
+    o.idle_timeout_ns = xtk::parse_flag("--idle-timeout", idle_timeout, xtk::parse_duration_ns);
     try {
       o.max_flow_bytes = xtk::parse_bytes(max_flow);
     } catch (const xtk::UsageError& e) {
       throw xtk::UsageError(fmt::format("--max-flow-size: {}", e.what()));
     }
     o.token = xtk::token_from_phrase(token);
-    const std::int64_t interval_ns = duration_flag(interval, "--interval");
-    const std::int64_t duration_ns = duration_flag(duration, "--duration");
+    const std::int64_t interval_ns = xtk::parse_flag("--interval", interval, xtk::parse_duration_ns);
+    const std::int64_t duration_ns = xtk::parse_flag("--duration", duration, xtk::parse_duration_ns);
     const auto& stop = xtk::stop_requested();
     const std::uint64_t files = xtk::raise_open_file_limit();
     if (files < xtk::descriptors_needed(o)) {
