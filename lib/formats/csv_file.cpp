@@ -71,7 +71,7 @@ RunCsv::RunCsv(File /*tag*/, const std::string& path, std::string_view magic, st
       unquoted_(column_count_) {
   fd_ = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  content_ = std::string_view(buffer_.data(), 0);
+  content_ = std::string_view(buffer_.data(), std::size_t{0});  // nothing read yet
   try {
     read_header(magic);
   } catch (...) {
