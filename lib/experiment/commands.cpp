@@ -40,6 +40,43 @@ std::int64_t training_warmup_ns(const ExperimentConfig& c, const StepPlan& step)
   return std::llround(2 * compute_ns * static_cast<double>(c.training.warmup));
 }
 
+std::vector<std::string> server_command(std::uint16_t port) {
+  return {find_tool("xtk-server"), "--listen", fmt::format("[::]:{}", port), "--quiet"};
+}
+
+std::vector<std::string> client_command(const std::string& schedule, const std::string& dst, const std::string& address,
+                                        std::uint16_t port, const std::string& records,
+                                        std::int64_t start_realtime_ns) {
+  return {find_tool("xtk-client"),
+          schedule,
+          "--map",
+          fmt::format("{}={}", dst, address),
+          "--port",
+          std::to_string(port),
+          "-o",
+          records,
+          "--start-at",
+          instant_text(start_realtime_ns),
+          "--json",
+          "--grace",
+          "1s",
+          "--no-progress"};
+}
+
+std::vector<std::string> counters_command(const std::string& interface, const std::string& period,
+                                          const std::string& out) {
+  return {find_tool("xtk-log"), "counters", "-s", "net:" + interface, "--period", period, "-o", out};
+}
+
+std::vector<std::string> capture_command(const std::string& interface, const std::string& bin,
+                                         const std::string& filter, const std::string& out) {
+  return {find_tool("xtk-log"), "capture", "-i", interface, "--summarize", "--bin", bin, "-f", filter, "-o", out};
+}
+
+std::vector<std::string> tables_command(const std::string& dir, const std::string& csv_dir) {
+  return {find_tool("xtk-analyze"), "tables", dir, "--csv", csv_dir};
+}
+
 std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepPlan& step, const std::string& src,
                                           const std::string& dst, const std::string& out) {
   std::vector<std::string> argv{find_tool("xtk-gen"),

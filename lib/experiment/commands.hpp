@@ -14,6 +14,28 @@
 
 namespace xtk {
 
+// The port the cross traffic goes to: the captures split the traffic by it.
+inline constexpr std::uint16_t kCrossTrafficPort = 7000;
+
+// xtk-server receiving the cross traffic on `port`.
+std::vector<std::string> server_command(std::uint16_t port);
+
+// xtk-client replaying `schedule` to the host labelled `dst` at `address`:`port`
+// from the common start, its records to `records`, its summary as JSON on stdout.
+std::vector<std::string> client_command(const std::string& schedule, const std::string& dst, const std::string& address,
+                                        std::uint16_t port, const std::string& records, std::int64_t start_realtime_ns);
+
+// xtk-log counters sampling `interface`'s net counters every `period` into `out`.
+std::vector<std::string> counters_command(const std::string& interface, const std::string& period,
+                                          const std::string& out);
+
+// xtk-log capture --summarize of the packets on `interface` that match `filter`, binned into `out`.
+std::vector<std::string> capture_command(const std::string& interface, const std::string& bin,
+                                         const std::string& filter, const std::string& out);
+
+// xtk-analyze's tables of experiment `dir`, as CSV under `csv_dir`.
+std::vector<std::string> tables_command(const std::string& dir, const std::string& csv_dir);
+
 // xtk-gen writing the step's schedule from `src` to `dst` into `out`, long
 // enough for any step (the client is stopped when training ends).
 std::vector<std::string> schedule_command(const ExperimentConfig& config, const StepPlan& step, const std::string& src,

@@ -15,6 +15,7 @@
 #include "core/data_files.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "experiment/commands.hpp"
 #include "experiment/executor.hpp"
 #include "experiment/plan.hpp"
 #include "experiment/provenance.hpp"
@@ -134,8 +135,7 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
     }
   }
   if (options.analyze) {
-    const auto tables =
-        run_command({find_tool("xtk-analyze"), "tables", dir, "--csv", dir + "/tables"}, std::chrono::minutes(5));
+    const auto tables = run_command(tables_command(dir, dir + "/tables"), std::chrono::minutes(5));
     out << "\n" << tables.output;
     if (!tables.ok()) {
       out << "# xtk-analyze tables failed: the step directories are intact; rerun it by hand\n";

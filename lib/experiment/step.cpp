@@ -24,8 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr std::uint16_t kCrossTrafficPort = 7000;
-
 std::string tail(const std::string& path, std::size_t lines = 8) {
   std::ifstream in(path);
   std::vector<std::string> all;
@@ -87,53 +85,36 @@ class Step {
     const std::int64_t training_start = start_ns_ + (cross_traffic() ? cross_traffic_warmup_ns(c_) : 0);
     if (cross_traffic()) {
       write_schedule();
-      start({"server",
-             receiver(),
-             {find_tool("xtk-server"), "--listen", fmt::format("[::]:{}", kCrossTrafficPort), "--quiet"},
-             file("server.log"),
-             nullptr});
+      start({"server", receiver(), server_command(kCrossTrafficPort), file("server.log"), nullptr});
       if (!c_.capture.counter_period.empty()) {
         // Only cross traffic leaves the sender (B) or reaches the receiver (A): its NIC counts it alone.
         const std::size_t host = c_.configuration == Configuration::B ? sender() : receiver();
-        start({"counters",
-               host,
-               {find_tool("xtk-log"), "counters", "-s", "net:" + ex_.interface(host), "--period",
-                c_.capture.counter_period, "-o", file("counters.csv")},
-               file("counters.log"),
-               nullptr});
+        start({"counters", host, counters_command(ex_.interface(host), c_.capture.counter_period, file("counters.csv")),
+               file("counters.log"), nullptr});
       }
       if (c_.capture.summarize) {
         // At h0's NIC, split by port: the cross traffic, and everything else (the training ring).
         const std::string cross = fmt::format("tcp port {}", kCrossTrafficPort);
         for (const auto& [kind, filter] : {std::pair{"cross", cross}, std::pair{"training", "not (" + cross + ")"}}) {
-          start({fmt::format("capture ({})", kind),
-                 0,
-                 {find_tool("xtk-log"), "capture", "-i", ex_.interface(0), "--summarize", "--bin", c_.capture.bin, "-f",
-                  filter, "-o", file(fmt::format("trace_bins_{}.csv", kind))},
-                 file(fmt::format("capture_{}.log", kind)),
-                 nullptr});
+          start(
+              {fmt::format("capture ({})", kind), 0,
+               capture_command(ex_.interface(0), c_.capture.bin, filter, file(fmt::format("trace_bins_{}.csv", kind))),
+               file(fmt::format("capture_{}.log", kind)), nullptr});
         }
       }
       std::this_thread::sleep_for(300ms);  // the server listens before the client's warm connections
-      start({"cross-traffic client",
-             sender(),
-             {find_tool("xtk-client"), file("schedule.csv"), "--map",
-              fmt::format("{}={}", ex_.host_label(receiver()), ex_.address(receiver())), "--port",
-              std::to_string(kCrossTrafficPort), "-o", file("flows.csv"), "--start-at", instant_text(start_ns_),
-              "--json", "--grace", "1s", "--no-progress"},
-             file("client.json"),
-             nullptr});
+      start({"cross-traffic client", sender(),
+             client_command(file("schedule.csv"), ex_.host_label(receiver()), ex_.address(receiver()),
+                            kCrossTrafficPort, file("flows.csv"), start_ns_),
+             file("client.json"), nullptr});
     }
     if (!c_.capture.counter_period.empty()) {
       // The last rank's host carries only the ring (in A and in B): its NIC
       // counts the training's bytes on the wire. Bytes per iteration need no
       // fine period, and a 2-core testbed feels every sampler.
-      start({"counters (training)",
-             training_nic_host(),
-             {find_tool("xtk-log"), "counters", "-s", "net:" + ex_.interface(training_nic_host()), "--period", "10ms",
-              "-o", file("counters_training.csv")},
-             file("counters_training.log"),
-             nullptr});
+      start({"counters (training)", training_nic_host(),
+             counters_command(ex_.interface(training_nic_host()), "10ms", file("counters_training.csv")),
+             file("counters_training.log"), nullptr});
     }
     const std::uint16_t master_port = static_cast<std::uint16_t>(29500 + plan_.seed % 1000);
     for (std::uint32_t r = 0; r < ranks_; ++r) {
