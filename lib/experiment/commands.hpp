@@ -1,8 +1,9 @@
-// The command lines a step runs for its generated roles: the cross-traffic
-// schedule (xtk-gen) and each training rank (xtk-collective train, or the
-// user's own training script), with the experiment's emulation applied
-// (config.hpp, Emulation). Kept apart from the step's supervision so tests can
-// run exactly what a step would.
+// Every command line xtk-run launches: the cross-traffic schedule (xtk-gen),
+// server and client, the samplers and captures (xtk-log), each training rank
+// (xtk-collective train, or the user's own training script) with the
+// experiment's emulation applied (config.hpp, Emulation), and the tables
+// (xtk-analyze). Kept apart from the step's supervision so tests run exactly
+// what a step would, each with its own tool.
 #pragma once
 
 #include <cstdint>
