@@ -118,6 +118,9 @@ class SlurmExecutor final : public Executor {
 class HostsExecutor final : public Executor {
  public:
   HostsExecutor(const ExperimentConfig& config, std::size_t hosts) {
+    if (config.hosts.file.empty()) {
+      throw UsageError(fmt::format("executor 'hosts' needs [hosts] file = \"hosts.txt\" in {}", config.path));
+    }
     std::ifstream in(config.hosts.file);
     if (!in) throw Error(fmt::format("{}: cannot open the hosts file", config.hosts.file));
     std::uint64_t line_no = 0;
