@@ -9,20 +9,13 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "formats/csv_file.hpp"
 
 namespace xtk {
 namespace {
 
 constexpr std::string_view kMagic = "# xtk-schedule";
 constexpr std::size_t kBufferBytes = 64 << 10;  // stays in L2 between formatting and write()
-
-bool valid_token(std::string_view token) {
-  if (token.empty()) return false;
-  for (char c : token) {
-    if (c == ',' || c == '\n' || c == '\r' || c == '#' || c == ' ' || c == '\t') return false;
-  }
-  return true;
-}
 
 template <typename T>
 bool parse_int(std::string_view text, T& value) {
