@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Figures of an xtk experiment, drawn from the CSV tables of
-`xtk-analyze tables EXP --csv TABLES` and from step directories
+`xtk-analyze tables EXP -o TABLES` and from step directories
 (docs/analysis.md shows each one; formats in docs/run-directory.md).
 
   plot.py iteration-time TABLES        iteration time vs cross traffic, log y, p99 as bars
@@ -37,7 +37,7 @@ def fail(message):
 def read_table(tables, name):
     path = os.path.join(tables, f"{name}.csv")
     if not os.path.isfile(path):
-        fail(f"{path} does not exist: write the tables with `xtk-analyze tables EXP --csv {tables}`")
+        fail(f"{path} does not exist: write the tables with `xtk-analyze tables EXP -o {tables}`")
     return pd.read_csv(path)
 
 
@@ -300,7 +300,7 @@ def main():
     sub = p.add_subparsers(dest="command", required=True)
     for name in ("iteration-time", "rescaled", "cdf"):
         c = sub.add_parser(name)
-        c.add_argument("tables", help="directory of `xtk-analyze tables --csv`")
+        c.add_argument("tables", help="directory of `xtk-analyze tables -o DIR`")
         c.add_argument("-o", "--out")
     c = sub.add_parser("injection")
     c.add_argument("step", help="a step directory with trace bins or bottleneck counters")

@@ -79,8 +79,8 @@ for ((r = 1; r <= runs; r++)); do
   row "xtk-analyze tables" "$r"
 done
 for ((r = 1; r <= runs; r++)); do
-  measure "csv$r" "$analyze" tables "$exp" --csv "$tmp/csv" --json
-  row "xtk-analyze tables --csv --json" "$r"
+  measure "csv$r" "$analyze" tables "$exp" -o "$tmp/csv" --json
+  row "xtk-analyze tables -o DIR --json" "$r"
 done
 measure cat cat "$exp"/*/*/*/*.csv
 row "cat (read ceiling)" 1

@@ -67,11 +67,15 @@ xtk_sweep() {
   shift 3
   local pids=() r
   for ((r = 0; r < nprocs; r++)); do
-    local extra=() prefix=()
-    ((r == 0)) && extra=(--json "$out/$name.json")
+    local prefix=() log=$out/$name.rank$r.log
     [ -n "${ns:-}" ] && prefix=(ip netns exec "$ns$r")
-    "${prefix[@]}" "$xtk" sweep --backend nccl --rank "$r" --world-size "$nprocs" --local-rank "$r" \
-      --master "$master:$port" "$@" "${extra[@]}" >"$out/$name.rank$r.log" 2>&1 &
+    if ((r == 0)); then  # rank 0 prints the results: --json makes them the JSON document
+      "${prefix[@]}" "$xtk" sweep --backend nccl --rank "$r" --world-size "$nprocs" --local-rank "$r" \
+        --master "$master:$port" "$@" --json >"$out/$name.json" 2>"$log" &
+    else
+      "${prefix[@]}" "$xtk" sweep --backend nccl --rank "$r" --world-size "$nprocs" --local-rank "$r" \
+        --master "$master:$port" "$@" >"$log" 2>&1 &
+    fi
     pids+=($!)
   done
   local status=0
@@ -98,8 +102,8 @@ if part nvlink; then
   $python "$here/torch_allreduce.py" --nprocs "$gpus" "${sweep[@]}" --master "127.0.0.1:$((port + 1000))" \
     --json "$out/nvlink_torch.json" >"$out/nvlink_torch.txt" 2>&1 || failed+=(nvlink_torch)
   xtk_sweep nvlink_xtk "$gpus" 127.0.0.1 "${sweep[@]}" && compare nvlink "$out/nvlink_xtk.json" "$out/nvlink_torch.json"
-  if "$xtk" sweep --backend nccl -g "$gpus" --master "127.0.0.1:$port" "${sweep[@]}" --json "$out/nvlink_xtk_g.json" \
-    >"$out/nvlink_xtk_g.txt" 2>&1; then
+  if "$xtk" sweep --backend nccl -g "$gpus" --master "127.0.0.1:$port" "${sweep[@]}" --json \
+    >"$out/nvlink_xtk_g.json" 2>"$out/nvlink_xtk_g.txt"; then
     compare nvlink-g "$out/nvlink_xtk_g.json" "$out/nvlink_torch.json"
   else
     failed+=(nvlink_xtk_g)
@@ -113,11 +117,16 @@ part train && for model in resnet50 bert-large; do
   [ -f "$profile" ] || profile=$model  # configs/models/$model.csv when it ships
   pids=()
   for ((r = 0; r < gpus; r++)); do
-    extra=()
-    ((r == 0)) && extra=(--json "$out/train_$model.json")
-    "$xtk" train --backend nccl --model "$profile" --iters "${TRAIN_ITERS:-30}" --rank "$r" --world-size "$gpus" \
-      --local-rank "$r" --master "127.0.0.1:$port" -o "$out/train_$model.iterations-{rank}.csv" "${extra[@]}" \
-      >"$out/train_$model.rank$r.log" 2>&1 &
+    # Rank 0 prints the results: --json makes them the JSON document.
+    if ((r == 0)); then
+      "$xtk" train --backend nccl --model "$profile" --iters "${TRAIN_ITERS:-30}" --rank "$r" --world-size "$gpus" \
+        --local-rank "$r" --master "127.0.0.1:$port" -o "$out/train_$model.iterations-{rank}.csv" --json \
+        >"$out/train_$model.json" 2>"$out/train_$model.rank$r.log" &
+    else
+      "$xtk" train --backend nccl --model "$profile" --iters "${TRAIN_ITERS:-30}" --rank "$r" --world-size "$gpus" \
+        --local-rank "$r" --master "127.0.0.1:$port" -o "$out/train_$model.iterations-{rank}.csv" \
+        >"$out/train_$model.rank$r.log" 2>&1 &
+    fi
     pids+=($!)
   done
   status=0

@@ -6,9 +6,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
+#include "core/cli.hpp"
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 #include "formats/csv_file.hpp"
 
 namespace xtk::analysis {
@@ -60,10 +63,15 @@ void print_tables(const std::vector<NamedTable>& tables, std::ostream& out, Text
   for (const auto& t : tables) {
     if (!first) out << '\n';
     first = false;
+    if (format == TextFormat::csv) {
+      out << "# " << t.name << '\n';
+      t.table.write_csv(out);
+      continue;
+    }
     out << (format == TextFormat::markdown ? "## " : "== ") << t.title << " (" << t.name << ")\n";
     if (format == TextFormat::markdown) out << '\n';
     if (t.bulky && !print_bulky) {
-      out << fmt::format("{} rows: written by --csv DIR and --json, or shown with --table {}\n", t.table.rows(),
+      out << fmt::format("{} rows: written by -o DIR, --csv and --json, or shown with --table {}\n", t.table.rows(),
                          t.name);
       continue;
     }
@@ -102,6 +110,36 @@ nlohmann::json tables_json(const std::vector<NamedTable>& tables) {
   doc["tables"] = nlohmann::json::object();
   for (const auto& t : tables) doc["tables"][t.name] = t.table.to_json();
   return doc;
+}
+
+void add_flags(CLI::App& app, OutputFlags& flags) {
+  app.add_option("-o,--out", flags.dir, "also write each table to DIR/<table>.csv");
+  auto* json = app.add_flag("--json", flags.json, "print one JSON document instead of the tables");
+  auto* csv = app.add_flag("--csv", flags.csv, "print the tables as CSV, each under a '# <table>' line");
+  auto* markdown = app.add_flag("--markdown", flags.markdown, "print Markdown tables (for papers and READMEs)");
+  json->excludes(csv)->excludes(markdown);
+  csv->excludes(markdown);
+}
+
+void add_arguments(Arguments& arguments, const OutputFlags& flags) {
+  arguments.option("--out", flags.dir, std::string())
+      .flag("--json", flags.json)
+      .flag("--csv", flags.csv)
+      .flag("--markdown", flags.markdown);
+}
+
+void emit(const std::vector<NamedTable>& tables, const OutputFlags& flags, bool print_bulky) {
+  if (!flags.dir.empty()) {
+    const auto paths = write_csv_files(tables, flags.dir);
+    std::cerr << fmt::format("xtk-analyze: wrote {} CSV files to {}\n", paths.size(), flags.dir);
+  }
+  if (flags.json) {
+    std::cout << with_provenance(tables_json(tables)).dump() << '\n';
+  } else if (flags.csv) {
+    print_tables(tables, std::cout, TextFormat::csv, true);
+  } else {
+    print_tables(tables, std::cout, flags.markdown ? TextFormat::markdown : TextFormat::aligned, print_bulky);
+  }
 }
 
 }  // namespace xtk::analysis

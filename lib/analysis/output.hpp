@@ -1,7 +1,10 @@
 // How xtk-analyze subcommands report: named tables printed for people (aligned
-// text or Markdown), written as one CSV file each, or as one JSON document.
+// text or Markdown), or for programs (CSV or one JSON document) on stdout, and
+// written as one CSV file each under -o DIR. The output flags mean the same in
+// every xtk tool (docs/formats.md, "Output flags").
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <ostream>
@@ -9,6 +12,10 @@
 #include <vector>
 
 #include "core/report.hpp"
+
+namespace xtk {
+class Arguments;
+}
 
 namespace xtk::analysis {
 
@@ -23,12 +30,26 @@ struct NamedTable {
   bool bulky = false;
 };
 
-enum class TextFormat { aligned, markdown };
+// CSV: each table under a "# <name>" line, a blank line between tables.
+enum class TextFormat { aligned, markdown, csv };
 
 void print_tables(const std::vector<NamedTable>& tables, std::ostream& out, TextFormat format, bool print_bulky);
 // DIR/<name>.csv for each table; creates DIR. Returns the paths written.
 std::vector<std::string> write_csv_files(const std::vector<NamedTable>& tables, const std::string& dir);
 // {"format_version": 1, "tables": {"<name>": [row objects]}}
 nlohmann::json tables_json(const std::vector<NamedTable>& tables);
+
+struct OutputFlags {
+  std::string dir;  // -o: DIR/<table>.csv
+  bool json = false, csv = false, markdown = false;
+
+  bool operator==(const OutputFlags&) const = default;
+};
+
+void add_flags(CLI::App& app, OutputFlags& flags);
+void add_arguments(Arguments& arguments, const OutputFlags& flags);
+// The tables to stdout in the chosen format, and to -o DIR. Bulky tables are
+// printed in full only when `print_bulky` (asked for by name) or as CSV/JSON.
+void emit(const std::vector<NamedTable>& tables, const OutputFlags& flags, bool print_bulky);
 
 }  // namespace xtk::analysis

@@ -9,10 +9,14 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 
 namespace xtk {
 
@@ -27,7 +31,61 @@ auto parse_flag(std::string_view flag, const std::string& text, Parse parse) {
   }
 }
 
+// A tool's command line rendered from its flags struct, next to the code that
+// registers those flags with CLI11 (lib/<area>/*_flags.hpp): the launching side
+// of the same definitions. Only values that differ from the tool's own default
+// are written, so a command line reads as what was chosen.
+class Arguments {
+ public:
+  template <typename T>
+  Arguments& option(std::string_view flag, const T& value, const T& default_value) {
+    if (!(value == default_value)) {
+      list_.emplace_back(flag);
+      list_.push_back(text(value));
+    }
+    return *this;
+  }
+  // An option with no default: written when set.
+  template <typename T>
+  Arguments& option(std::string_view flag, const std::optional<T>& value) {
+    if (value) {
+      list_.emplace_back(flag);
+      list_.push_back(text(*value));
+    }
+    return *this;
+  }
+  // A repeatable option: one flag per value.
+  Arguments& each(std::string_view flag, const std::vector<std::string>& values) {
+    for (const auto& v : values) {
+      list_.emplace_back(flag);
+      list_.push_back(v);
+    }
+    return *this;
+  }
+  Arguments& flag(std::string_view flag, bool on) {
+    if (on) list_.emplace_back(flag);
+    return *this;
+  }
+  Arguments& word(std::string value) {
+    list_.push_back(std::move(value));
+    return *this;
+  }
+  std::vector<std::string> list() const { return list_; }
+
+ private:
+  template <typename T>
+  static std::string text(const T& value) {
+    if constexpr (std::is_convertible_v<T, std::string>) {
+      return std::string(value);
+    } else {
+      return fmt::format("{}", value);  // doubles: the shortest text that reads back the same
+    }
+  }
+  std::vector<std::string> list_;
+};
+
 inline int run_tool(CLI::App& app, int argc, char** argv, const std::function<void()>& body) {
+  record_command_line(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

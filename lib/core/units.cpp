@@ -202,6 +202,12 @@ Load parse_load(std::string_view text) {
   return load;
 }
 
+double parse_share(std::string_view text) {
+  const Load load = parse_load(text);
+  if (!load.is_fraction) throw UsageError(fmt::format("'{}' is not a share (30% or 0.3)", text));
+  return load.fraction;
+}
+
 std::string format_rate(double bps) {
   static const std::array<std::pair<double, const char*>, 4> steps{
       {{1e12, "Tbit/s"}, {1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}}};

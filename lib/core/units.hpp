@@ -38,6 +38,8 @@ struct Load {
   double resolve_bps(double link_bps) const;
 };
 Load parse_load(std::string_view text);
+// A share of something: "30%" or "0.3".
+double parse_share(std::string_view text);
 
 std::string format_rate(double bps);           // "25.00 Gbit/s"
 std::string format_bytes(double bytes);        // "1.63 MiB" (IEC)

@@ -4,7 +4,14 @@
 
 #include <cmath>
 
+#include "analysis/tables_flags.hpp"
+#include "capture/log_flags.hpp"
+#include "collective/collective_flags.hpp"
+#include "core/cli.hpp"
 #include "core/units.hpp"
+#include "flow/client_flags.hpp"
+#include "flow/server_flags.hpp"
+#include "workload/gen_flags.hpp"
 
 namespace xtk {
 namespace {
@@ -15,6 +22,11 @@ double time_scale(const ExperimentConfig& c) { return c.emulation.time_scale(c.l
 // A configured duration, dilated under `emulation = "time"`.
 std::string dilated(const ExperimentConfig& c, const std::string& duration) {
   return fmt::format("{}ns", std::llround(static_cast<double>(parse_duration_ns(duration)) * time_scale(c)));
+}
+
+std::vector<std::string> tool_command(const std::string& tool, std::vector<std::string> arguments) {
+  arguments.insert(arguments.begin(), find_tool(tool));
+  return arguments;
 }
 
 }  // namespace
@@ -41,77 +53,78 @@ std::int64_t training_warmup_ns(const ExperimentConfig& c, const StepPlan& step)
 }
 
 std::vector<std::string> server_command(std::uint16_t port) {
-  return {find_tool("xtk-server"), "--listen", fmt::format("[::]:{}", port), "--quiet"};
+  ServerFlags f;
+  f.listen = {fmt::format("[::]:{}", port)};
+  f.quiet = true;
+  return tool_command("xtk-server", to_arguments(f));
 }
 
 std::vector<std::string> client_command(const std::string& schedule, const std::string& dst, const std::string& address,
                                         std::uint16_t port, const std::string& records,
                                         std::int64_t start_realtime_ns) {
-  return {find_tool("xtk-client"),
-          schedule,
-          "--map",
-          fmt::format("{}={}", dst, address),
-          "--port",
-          std::to_string(port),
-          "-o",
-          records,
-          "--start-at",
-          instant_text(start_realtime_ns),
-          "--json",
-          "--grace",
-          "1s",
-          "--no-progress"};
+  ClientFlags f;
+  f.schedule = schedule;
+  f.map = {fmt::format("{}={}", dst, address)};
+  f.port = port;
+  f.records = records;
+  f.start_at = instant_text(start_realtime_ns);
+  f.json = true;
+  f.grace = "1s";
+  f.no_progress = true;
+  return tool_command("xtk-client", to_arguments(f));
 }
 
 std::vector<std::string> counters_command(const std::string& interface, const std::string& period,
                                           const std::string& out) {
-  return {find_tool("xtk-log"), "counters", "-s", "net:" + interface, "--period", period, "-o", out};
+  capture::CounterFlags f;
+  f.sources = {"net:" + interface};
+  f.period = period;
+  f.out = out;
+  return tool_command("xtk-log", to_arguments(f));
 }
 
 std::vector<std::string> capture_command(const std::string& interface, const std::string& bin,
                                          const std::string& filter, const std::string& out) {
-  return {find_tool("xtk-log"), "capture", "-i", interface, "--summarize", "--bin", bin, "-f", filter, "-o", out};
+  capture::CaptureFlags f;
+  f.interfaces = {interface};
+  f.summarize = true;
+  f.bin = bin;
+  f.filter = filter;
+  f.out = out;
+  return tool_command("xtk-log", to_arguments(f));
 }
 
 std::vector<std::string> tables_command(const std::string& dir, const std::string& csv_dir) {
-  return {find_tool("xtk-analyze"), "tables", dir, "--csv", csv_dir};
+  analysis::TablesFlags f;
+  f.dir = dir;
+  f.out.dir = csv_dir;
+  return tool_command("xtk-analyze", to_arguments(f));
 }
 
 std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepPlan& step, const std::string& src,
                                           const std::string& dst, const std::string& out) {
-  std::vector<std::string> argv{find_tool("xtk-gen"),
-                                "--profile",
-                                step.profile,
-                                "--cdf",
-                                c.cross_traffic.cdf,
-                                "--link",
-                                fmt::format("{:.0f}", c.link_bps),
-                                "--load",
-                                fmt::format("{}", step.load_share),
-                                "--duration",
-                                seconds_text(c.step_timeout_ns),
-                                "--seed",
-                                std::to_string(step.seed),
-                                "--src",
-                                src,
-                                "--dst",
-                                dst,
-                                "-o",
-                                out};
+  GenFlags f;
+  f.profile = step.profile;
+  f.cdf = c.cross_traffic.cdf;
+  f.link = fmt::format("{:.0f}", c.link_bps);
+  f.load = fmt::format("{}", step.load_share);
+  f.duration = seconds_text(c.step_timeout_ns);
+  f.seed = step.seed;
+  f.src = src;
+  f.dst = dst;
+  f.out = out;
   if (step.profile == "long-lived") {
     // Capped flows: their share of the link is the load whatever the bytes.
-    argv.insert(argv.end(), {"--flows", std::to_string(c.cross_traffic.long_lived_flows)});
-    return argv;
+    f.flows = c.cross_traffic.long_lived_flows;
+  } else {
+    f.size_scale = byte_scale(c);
   }
-  argv.insert(argv.end(), {"--size-scale", fmt::format("{}", byte_scale(c))});
   if (step.profile == "burst") {
-    argv.insert(argv.end(), {"--burst-width", dilated(c, c.cross_traffic.burst_width), "--burst-height",
-                             c.cross_traffic.burst_height});
-    if (!c.cross_traffic.burst_period.empty()) {
-      argv.insert(argv.end(), {"--burst-period", dilated(c, c.cross_traffic.burst_period)});
-    }
+    f.burst_width = dilated(c, c.cross_traffic.burst_width);
+    f.burst_height = c.cross_traffic.burst_height;
+    if (!c.cross_traffic.burst_period.empty()) f.burst_period = dilated(c, c.cross_traffic.burst_period);
   }
-  return argv;
+  return tool_command("xtk-gen", to_arguments(f));
 }
 
 namespace {
@@ -163,15 +176,22 @@ std::vector<std::string> training_command(const ExperimentConfig& c, const StepP
     argv.insert(argv.end(), {"/bin/sh", "-c", c.training.command});
     return argv;
   }
-  argv.insert(argv.end(), {find_tool("xtk-collective"), "--backend", c.training.backend, "--timeout",
-                           seconds_text(c.training.timeout_ns), "train", "--model", step.model, "--iters",
-                           std::to_string(c.training.iterations), "--warmup", std::to_string(c.training.warmup),
-                           "--compute-scale", fmt::format("{}", c.training.compute_scale * time_scale(c)),
-                           "--size-scale", fmt::format("{}", byte_scale(c)), "-o", launch.iterations_path});
+  collective::JobFlags job;
+  job.backend = c.training.backend;
+  job.timeout = seconds_text(c.training.timeout_ns);
+  collective::TrainFlags train;
+  train.model = step.model;
+  train.iterations = c.training.iterations;
+  train.warmup = c.training.warmup;
+  train.compute_scale = c.training.compute_scale * time_scale(c);
+  train.size_scale = byte_scale(c);
+  train.iterations_path = launch.iterations_path;
   // GPU ranks compute on their GPU; the CPU modes are for Gloo ranks.
-  if (c.training.backend == "gloo") argv.insert(argv.end(), {"--compute-mode", c.training.compute_mode});
-  if (launch.start_realtime_ns > 0) argv.insert(argv.end(), {"--start-at", instant_text(launch.start_realtime_ns)});
-  if (!c.training.bucket.empty()) argv.insert(argv.end(), {"--bucket", c.training.bucket});
+  if (c.training.backend == "gloo") train.compute_mode = c.training.compute_mode;
+  if (launch.start_realtime_ns > 0) train.start_at = instant_text(launch.start_realtime_ns);
+  if (!c.training.bucket.empty()) train.bucket = c.training.bucket;
+  const auto tool = tool_command("xtk-collective", to_arguments(job, train));
+  argv.insert(argv.end(), tool.begin(), tool.end());
   return argv;
 }
 

@@ -71,7 +71,8 @@ struct ExperimentConfig {
     std::vector<double> loads{0.0, 0.3, 0.6, 0.9};  // shares of link_bps
     std::int64_t warmup_ns = 1'000'000'000;         // cross traffic runs alone this long first
     std::uint32_t long_lived_flows = 4;
-    std::string burst_width = "1ms", burst_period, burst_height = "3";
+    std::string burst_width = "1ms", burst_period;
+    double burst_height = 3.0;
   } cross_traffic;
 
   struct Capture {

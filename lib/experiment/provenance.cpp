@@ -8,11 +8,7 @@
 #include <regex>
 #include <sstream>
 
-#include "xtk_revision.hpp"
-
 namespace xtk {
-
-nlohmann::json xtk_build() { return {{"version", XTK_VERSION}, {"git_revision", XTK_GIT_REVISION}}; }
 
 nlohmann::json parse_host_answer(std::string_view text) {
   nlohmann::json nic = {{"driver", "unknown"}, {"version", "unknown"}, {"firmware", "unknown"}};

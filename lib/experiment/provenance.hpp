@@ -14,9 +14,6 @@
 
 namespace xtk {
 
-// {"version": "0.1.0", "git_revision": "1a2b3c4d5e6f[-dirty]"} of this build.
-nlohmann::json xtk_build();
-
 // Per host of the executor: {"host", "address", "kernel", "nic": {"interface",
 // "driver", "version", "firmware"}}, asked once through the executor (uname -r
 // and ethtool -i; "unknown" where a host lacks them). `scratch_dir` holds the

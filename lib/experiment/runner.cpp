@@ -15,6 +15,7 @@
 #include "core/data_files.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "core/provenance.hpp"
 #include "experiment/commands.hpp"
 #include "experiment/executor.hpp"
 #include "experiment/plan.hpp"
@@ -104,7 +105,7 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
   if (kept < steps.size()) {
     auto executor = make_executor(config, config.training.ranks + 1);
     out << "# executor " << executor->describe().dump() << "\n";
-    const nlohmann::json provenance = {{"xtk", xtk_build()},
+    const nlohmann::json provenance = {{"xtk", tool_provenance()},
                                        {"hosts", describe_hosts(*executor, (fs::path(dir) / ".hosts").string())}};
     std::size_t number = 0;
     for (const auto& s : steps) {

@@ -46,10 +46,15 @@ std::string flag_value(const std::vector<std::string>& argv, const std::string& 
   return "";
 }
 
+// Sets `flag` to `value`, adding it where the command leaves it at its default.
 void set_flag(std::vector<std::string>& argv, const std::string& flag, const std::string& value) {
   for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
-    if (argv[i] == flag) argv[i + 1] = value;
+    if (argv[i] == flag) {
+      argv[i + 1] = value;
+      return;
+    }
   }
+  argv.insert(argv.end(), {flag, value});
 }
 
 class Emulation : public ::testing::Test {
@@ -80,7 +85,7 @@ class Emulation : public ::testing::Test {
     set_flag(argv, "--link", "25G");
     set_flag(argv, "--size-scale", "1");
     set_flag(argv, "--burst-width", "1ms");
-    set_flag(argv, "-o", (dir_ / "cluster.csv").string());
+    set_flag(argv, "--out", (dir_ / "cluster.csv").string());
     run_checked(argv, 60s);
     return {read_schedule((dir_ / "testbed.csv").string()), read_schedule((dir_ / "cluster.csv").string())};
   }

@@ -14,6 +14,7 @@ namespace xtk::collective {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::json_in;
 using testing::next_port;
 using testing::Ranks;
 using testing::read_text;
@@ -60,11 +61,11 @@ TEST_F(CollectiveLoopback, SweepOnThreeRanksIsCorrectForEveryTypeAndReduction) {
     Ranks ranks(3, dir_, [&](std::size_t r) {
       std::vector<std::string> args{"-b", "4K", "-e", "256K", "-f", "8", "-n",        "3",
                                     "-w", "1",  "-d", type,   "-o", op,  "--timeout", "20s"};
-      if (r == 0) args.insert(args.end(), {"--json", file("sweep.json"), "--csv", file("sweep.csv")});
+      if (r == 0) args.emplace_back("--json");
       return rank_argv(r, 3, port, "sweep", args);
     });
     for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
-    const auto j = nlohmann::json::parse(read_text(file("sweep.json")));
+    const auto j = json_in(ranks.log(0));
     ASSERT_EQ(j["results"].size(), 3u) << type;  // 4K, 32K, 256K
     for (const auto& row : j["results"]) {
       EXPECT_EQ(row["out_of_place"]["wrong"], 0) << type << " " << op;
@@ -75,12 +76,29 @@ TEST_F(CollectiveLoopback, SweepOnThreeRanksIsCorrectForEveryTypeAndReduction) {
     }
     EXPECT_EQ(j["world"]["ranks"], 3);
     EXPECT_EQ(j["devices"].size(), 3u);
-    const auto table = ranks.log(0);
-    EXPECT_NE(table.find("#       size         count      type   redop    root     time   algbw   busbw #wrong"),
-              std::string::npos)
-        << table;
-    EXPECT_NE(table.find("# Out of bounds values : 0 OK"), std::string::npos) << table;
-    EXPECT_EQ(read_text(file("sweep.csv")).rfind("# xtk-sweep\n# format_version=1\n", 0), 0u);
+  }
+}
+
+// The same sweep as nccl-tests' table (the default), and as the '# xtk-sweep' CSV.
+TEST_F(CollectiveLoopback, SweepPrintsTheTableOrTheCsv) {
+  for (const std::string output : {"", "--csv"}) {
+    const auto port = next_port();
+    Ranks ranks(3, dir_, [&](std::size_t r) {
+      std::vector<std::string> args{"-b", "4K", "-e", "32K", "-f", "8", "-n", "2", "--timeout", "20s"};
+      if (r == 0 && !output.empty()) args.push_back(output);
+      return rank_argv(r, 3, port, "sweep", args);
+    });
+    for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+    const auto text = ranks.log(0);
+    if (output.empty()) {
+      EXPECT_NE(text.find("#       size         count      type   redop    root     time   algbw   busbw #wrong"),
+                std::string::npos)
+          << text;
+      EXPECT_NE(text.find("# Out of bounds values : 0 OK"), std::string::npos) << text;
+    } else {
+      EXPECT_EQ(text.rfind("# xtk-sweep\n# format_version=1\n", 0), 0u) << text;
+      EXPECT_EQ(text.find("Out of bounds"), std::string::npos) << text;
+    }
   }
 }
 
@@ -89,11 +107,11 @@ TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
   Ranks ranks(3, dir_, [&](std::size_t r) {
     std::vector<std::string> args{
         "--model", kTiny, "--iters", "4", "--compute", "20ms", "-o", file("iters-{rank}.csv"), "--timeout", "20s"};
-    if (r == 0) args.insert(args.end(), {"--json", file("train.json")});
+    if (r == 0) args.emplace_back("--json");
     return rank_argv(r, 3, port, "train", args);
   });
   for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
-  const auto summary = nlohmann::json::parse(read_text(file("train.json")))["summary"];
+  const auto summary = json_in(ranks.log(0))["summary"];
   EXPECT_EQ(summary["wrong"], 0);
   EXPECT_EQ(summary["iterations"], 4);
   EXPECT_EQ(summary["bytes_per_iteration"], 8424160);  // 6318120 x 4/3
@@ -106,7 +124,9 @@ TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 7 + 1 + 4) << text;  // 7 header lines, columns, 4 rows
     EXPECT_NE(text.find(fmt::format("\n{},3,", r)), std::string::npos) << text;
   }
-  EXPECT_NE(ranks.log(0).find("# data check: 0 wrong elements (OK)"), std::string::npos) << ranks.log(0);
+  const auto provenance = json_in(ranks.log(0))["provenance"];
+  EXPECT_EQ(provenance["command_line"][1], "train");
+  EXPECT_FALSE(provenance["git_revision"].get<std::string>().empty());
 }
 
 TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {
@@ -125,6 +145,8 @@ TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {
   EXPECT_GT(rows[0], 8 + 5);  // at least a few iterations of ~40 ms in a second
   EXPECT_EQ(rows[0], rows[1]);
   EXPECT_EQ(rows[0], rows[2]);
+  // Without --json, rank 0 prints the run's echo and summary for people.
+  EXPECT_NE(ranks.log(0).find("# xtk-collective train (gloo backend)"), std::string::npos) << ranks.log(0);
 }
 
 TEST_F(CollectiveLoopback, AKilledRankIsNamedByEveryOtherWithinTheTimeout) {

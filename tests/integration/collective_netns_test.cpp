@@ -18,6 +18,7 @@ namespace xtk::collective {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::json_in;
 using testing::next_port;
 using testing::Ranks;
 using testing::read_text;
@@ -92,14 +93,13 @@ TEST_F(CollectiveNetns, SweepThroughHtbShapedPortsIsCorrectAndReachesTheLink) {
   build(Shaping::Qdisc::htb);
   std::string short_of_the_link;
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
-    const auto json = file(fmt::format("sweep{}.json", attempt));
     Ranks ranks(3, dir_, [&](std::size_t r) {
       std::vector<std::string> args{"-b", "32M", "-e", "64M", "-f", "2", "-n", "5", "-w", "1", "--timeout", "30s"};
-      if (r == 0) args.insert(args.end(), {"--json", json});
+      if (r == 0) args.emplace_back("--json");
       return rank_argv(r, "sweep", args);
     });
     for (const auto& status : ranks.wait_all(90s)) ASSERT_EQ(status, 0) << ranks.logs();
-    const auto j = nlohmann::json::parse(read_text(json));
+    const auto j = json_in(ranks.log(0));
     ASSERT_EQ(j["results"].size(), 2u);
     short_of_the_link.clear();
     for (const auto& row : j["results"]) {
@@ -127,15 +127,14 @@ TEST_F(CollectiveNetns, TrainThroughTbfShapedPortsIsCorrectAndReachesTheLink) {
   build(Shaping::Qdisc::tbf);
   std::string short_of_the_link;
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
-    const auto json = file(fmt::format("train{}.json", attempt));
     Ranks ranks(3, dir_, [&](std::size_t r) {
       std::vector<std::string> args{"--model", kData + "/mlp-48m.csv",   "--iters",   "4",
                                     "-o",      file("iters-{rank}.csv"), "--timeout", "30s"};
-      if (r == 0) args.insert(args.end(), {"--json", json});
+      if (r == 0) args.emplace_back("--json");
       return rank_argv(r, "train", args);
     });
     for (const auto& status : ranks.wait_all(90s)) ASSERT_EQ(status, 0) << ranks.logs();
-    const auto s = nlohmann::json::parse(read_text(json))["summary"];
+    const auto s = json_in(ranks.log(0))["summary"];
     EXPECT_EQ(s["wrong"], 0);
     EXPECT_EQ(s["iterations"], 4);
     EXPECT_EQ(s["bucket_bytes"], nlohmann::json::array({33734696, 16785408}));

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/process.hpp"
 
 namespace xtk::collective::testing {
@@ -31,6 +33,13 @@ inline std::string read_text(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The JSON document `--json` prints, from a rank's log (its stdout and stderr).
+inline nlohmann::json json_in(const std::string& log) {
+  const auto first = log.find('{'), last = log.rfind('}');
+  if (first == std::string::npos || last == std::string::npos || last < first) return nullptr;
+  return nlohmann::json::parse(log.substr(first, last - first + 1));
 }
 
 class Ranks {

@@ -83,7 +83,7 @@ TEST_F(XtkAnalyzeCli, TablesAsTextMarkdownCsvAndJson) {
   auto r = run("tables " + kExperiment);
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("== 1. Iteration time per cross-traffic step (iteration_time)"), std::string::npos);
-  EXPECT_NE(r.out.find("1632 rows: written by --csv DIR and --json"), std::string::npos);
+  EXPECT_NE(r.out.find("1632 rows: written by -o DIR, --csv and --json"), std::string::npos);
 
   r = run("tables " + kExperiment + " --markdown --table theory");
   EXPECT_EQ(r.status, 0);
@@ -91,7 +91,7 @@ TEST_F(XtkAnalyzeCli, TablesAsTextMarkdownCsvAndJson) {
   EXPECT_NE(r.out.find("| toy | 1000000 | 4.00 | run.json | 2 | 4000000 |"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("iteration_time"), std::string::npos);
 
-  r = run("tables " + kExperiment + " --json --csv " + (dir_ / "csv").string());
+  r = run("tables " + kExperiment + " --json -o " + (dir_ / "csv").string());
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("xtk-analyze: wrote 8 CSV files to " + (dir_ / "csv").string()), std::string::npos);
   const auto doc = nlohmann::json::parse(r.out.substr(r.out.find('{')));
@@ -107,12 +107,24 @@ TEST_F(XtkAnalyzeCli, TablesAsTextMarkdownCsvAndJson) {
   std::string header;
   std::getline(cdf, header);
   EXPECT_EQ(header, "model,profile,step,requested_load_pct,quantile,iter_us");
+  EXPECT_EQ(doc["provenance"]["command_line"][1], "tables");
+
+  // --csv prints what -o writes, each table under its name; bulky ones too.
+  r = run("tables " + kExperiment + " --csv --table theory,iteration_cdf");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("# theory\nmodel,params,bytes_per_param,", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n\n# iteration_cdf\nmodel,profile,step,requested_load_pct,quantile,iter_us\n"),
+            std::string::npos);
+
+  r = run("tables " + kExperiment + " --csv --json");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("excludes"), std::string::npos) << r.out;
 }
 
 TEST_F(XtkAnalyzeCli, Predict) {
   auto r =
       run("predict gpt --layers 4 --hidden 64 --seq 32 --vocab 1000 --global-batch 8 --tp 2 --pp 2 --dp 2 --peak 100T "
-          "--bw 100G --csv " +
+          "--bw 100G -o " +
           (dir_ / "p").string());
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("TP all-reduce          2       48          4096"), std::string::npos) << r.out;

@@ -14,7 +14,7 @@ exp=$root/tests/data/analysis/exp
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/xtk-plots.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-"$analyze" tables "$exp" --csv "$tmp/tables" >/dev/null
+"$analyze" tables "$exp" -o "$tmp/tables" >/dev/null
 "$py" "$root/analysis/plot.py" all --tables "$tmp/tables" --step "$exp/toy-consistent-07" \
   --sweep "$root/tests/data/analysis/sweep.csv" -o "$tmp/png"
 # The injection histogram of a step without trace bins comes from its counters.

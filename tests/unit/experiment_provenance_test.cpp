@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/provenance.hpp"
 #include "experiment/provenance.hpp"
 
 namespace xtk {
@@ -40,7 +41,8 @@ TEST(Provenance, NcclAndCudaVersionsFromARanksLog) {
 }
 
 TEST(Provenance, BuildNamesVersionAndRevision) {
-  const auto j = xtk_build();
+  record_command_line(0, nullptr);
+  const auto j = tool_provenance();
   EXPECT_FALSE(j["version"].get<std::string>().empty());
   EXPECT_FALSE(j["git_revision"].get<std::string>().empty());
 }

@@ -9,6 +9,7 @@
 #include "capture/trace.hpp"
 #include "capture/trace_report.hpp"
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 #include "core/units.hpp"
 
 namespace {
@@ -79,7 +80,7 @@ void run_trace(const TraceFlags& f) {
   std::ostream& out = (o.bins_path == "-" || o.series_path == "-") ? std::cerr : std::cout;
   const std::size_t top = f.top_given ? f.top : (f.csv || f.json) ? 0 : 20;
   if (f.json) {
-    out << cap::trace_json(result, top).dump() << '\n';
+    out << xtk::with_provenance(cap::trace_json(result, top)).dump() << '\n';
   } else if (f.csv) {
     (f.histogram ? cap::trace_histogram_table(result) : cap::trace_flow_table(result, top)).write_csv(out);
   } else {
@@ -110,7 +111,7 @@ void run_counters(const CounterFlags& f) {
   const auto result = cap::analyze_counters(f.file, o);
   std::ostream& out = f.out == "-" ? std::cerr : std::cout;
   if (f.json) {
-    out << cap::counter_rate_json(result).dump() << '\n';
+    out << xtk::with_provenance(cap::counter_rate_json(result)).dump() << '\n';
   } else if (f.csv) {
     cap::counter_rate_table(result).write_csv(out);
   } else {

@@ -12,7 +12,7 @@
 #include "analysis/fit.hpp"
 #include "analysis/model_params.hpp"
 #include "analysis/predict.hpp"
-#include "analysis/tables.hpp"
+#include "analysis/tables_flags.hpp"
 #include "capture_commands.hpp"
 #include "core/cli.hpp"
 #include "core/units.hpp"
@@ -21,74 +21,8 @@ namespace {
 
 namespace an = xtk::analysis;
 
-struct OutputFlags {
-  std::string csv_dir;
-  bool json = false, markdown = false;
-};
-
-void add_output_flags(CLI::App* app, OutputFlags& out) {
-  app->add_option("--csv", out.csv_dir, "also write each table to DIR/<table>.csv");
-  app->add_flag("--json", out.json, "print one JSON document instead of the tables");
-  app->add_flag("--markdown", out.markdown, "print Markdown tables (for papers and READMEs)");
-}
-
-void emit(const std::vector<an::NamedTable>& tables, const OutputFlags& out, bool print_bulky) {
-  if (!out.csv_dir.empty()) {
-    const auto paths = an::write_csv_files(tables, out.csv_dir);
-    std::cerr << fmt::format("xtk-analyze: wrote {} CSV files to {}\n", paths.size(), out.csv_dir);
-  }
-  if (out.json) {
-    std::cout << an::tables_json(tables).dump() << '\n';
-  } else {
-    an::print_tables(tables, std::cout, out.markdown ? an::TextFormat::markdown : an::TextFormat::aligned, print_bulky);
-  }
-}
-
-// A share: "30%" or "0.3".
-double share_flag(const std::string& text, std::string_view flag) {
-  xtk::Load load;
-  try {
-    load = xtk::parse_load(text);
-  } catch (const xtk::UsageError& e) {
-    throw xtk::UsageError(fmt::format("{}: {}", flag, e.what()));
-  }
-  if (!load.is_fraction) throw xtk::UsageError(fmt::format("{}: '{}' is not a share (30% or 0.3)", flag, text));
-  return load.fraction;
-}
-
-double fit_n_flag(const std::string& text) {
-  if (text == "auto") return 0;
-  for (double n : an::kFitExponents) {
-    if (text == fmt::format("{:g}", n) || (n == 0.5 && text == "1/2")) return n;
-  }
-  throw xtk::UsageError(fmt::format("--fit-n: '{}' is not auto, 1, 0.5 or 2", text));
-}
-
-struct TablesFlags {
-  std::string dir;
-  OutputFlags out;
-  std::vector<std::string> only;
-  std::uint64_t warmup = 0;
-  std::string flat_tolerance = "5%", light = "30%", heavy = "80%", fit_n = "auto", models;
-  std::size_t tangent_points = 2;
-};
-
-void run_tables(const TablesFlags& f) {
-  an::TablesOptions options;
-  options.step.warmup = f.warmup;
-  options.congestion.flat_tolerance = share_flag(f.flat_tolerance, "--flat-tolerance");
-  if (f.tangent_points < 2) throw xtk::UsageError("--tangent-points: a tangent needs 2 points or more");
-  options.congestion.tangent_points = f.tangent_points;
-  if (const double n = fit_n_flag(f.fit_n); n > 0) options.fit_n = n;
-  options.light = share_flag(f.light, "--light");
-  options.heavy = share_flag(f.heavy, "--heavy");
-  options.models_file = f.models;
-  const auto names = an::table_names();
-  for (const auto& name : f.only) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      throw xtk::UsageError(fmt::format("--table: no table '{}' (tables: {})", name, fmt::join(names, ", ")));
-    }
-  }
+void run_tables(const an::TablesFlags& f) {
+  const auto options = an::to_options(f);
   const auto experiment = an::load_experiment(f.dir, options);
   for (const auto& note : experiment.skipped) std::cerr << "xtk-analyze: note: skipping " << note << '\n';
   auto tables = an::make_tables(experiment, options);
@@ -96,33 +30,33 @@ void run_tables(const TablesFlags& f) {
     const std::set<std::string> wanted(f.only.begin(), f.only.end());
     std::erase_if(tables, [&](const an::NamedTable& t) { return wanted.count(t.name) == 0; });
   }
-  emit(tables, f.out, !f.only.empty());
+  an::emit(tables, f.out, !f.only.empty());
 }
 
 struct GptFlags {
   an::GptConfig config;
   std::string peak, mfu = "0.5", bw, bw_tp, bw_pp, bw_dp;
   bool no_recompute = false;
-  OutputFlags out;
+  an::OutputFlags out;
 };
 
 void run_predict_gpt(GptFlags f) {
   auto& c = f.config;
   c.peak_flops = f.peak.empty() ? 0 : xtk::parse_flag("--peak", f.peak, xtk::parse_flops);
-  c.utilisation = share_flag(f.mfu, "--mfu");
+  c.utilisation = xtk::parse_flag("--mfu", f.mfu, xtk::parse_share);
   const double all = f.bw.empty() ? 0 : xtk::parse_flag("--bw", f.bw, xtk::parse_rate_bps);
   c.bw_tp_bps = f.bw_tp.empty() ? all : xtk::parse_flag("--bw-tp", f.bw_tp, xtk::parse_rate_bps);
   c.bw_pp_bps = f.bw_pp.empty() ? all : xtk::parse_flag("--bw-pp", f.bw_pp, xtk::parse_rate_bps);
   c.bw_dp_bps = f.bw_dp.empty() ? all : xtk::parse_flag("--bw-dp", f.bw_dp, xtk::parse_rate_bps);
   c.recompute = !f.no_recompute;
-  emit(an::prediction_tables(an::predict_gpt(c)), f.out, true);
+  an::emit(an::prediction_tables(an::predict_gpt(c)), f.out, true);
 }
 
 struct DpFlags {
   std::string model, models, compute_time, bw, bucket;
   std::uint64_t ranks = 0;
   double params = 0, bytes_per_param = 0;
-  OutputFlags out;
+  an::OutputFlags out;
 };
 
 void run_predict_dp(const DpFlags& f) {
@@ -149,7 +83,7 @@ void run_predict_dp(const DpFlags& f) {
           : static_cast<double>(xtk::parse_flag("--compute-time", f.compute_time, xtk::parse_duration_ns)) / 1e3;
   c.bw_bps = f.bw.empty() ? 0 : xtk::parse_flag("--bw", f.bw, xtk::parse_rate_bps);
   c.bucket_bytes = f.bucket.empty() ? 0 : static_cast<double>(xtk::parse_flag("--bucket", f.bucket, xtk::parse_bytes));
-  emit(an::prediction_tables(an::predict_dp(c)), f.out, true);
+  an::emit(an::prediction_tables(an::predict_dp(c)), f.out, true);
 }
 
 }  // namespace
@@ -159,7 +93,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{
       "Analyse xtk experiment directories into tables, and predict the traffic of training jobs.\n"
       "Layout and formats: docs/run-directory.md; tables and methods: docs/analysis.md.\n\n"
-      "  xtk-analyze tables EXPERIMENT_DIR [--csv DIR] [--json] [--markdown]\n"
+      "  xtk-analyze tables EXPERIMENT_DIR [-o DIR] [--json | --csv | --markdown]\n"
       "  xtk-analyze predict gpt --layers 24 --hidden 2048 --seq 2048 --vocab 51200 --global-batch 512 \\\n"
       "      --tp 2 --pp 4 --dp 8 --peak 989T --bw-tp 2.4T --bw-pp 200G --bw-dp 200G\n"
       "  xtk-analyze predict dp --model resnet50 --ranks 4 --compute-time 180ms --bw 25G",
@@ -167,31 +101,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.set_version_flag("--version", std::string("xtk-analyze ") + XTK_VERSION);
   app.require_subcommand(1);
 
-  TablesFlags t;
+  an::TablesFlags t;
   auto* tables = app.add_subcommand("tables", "the seed's tables from an experiment directory (one run.json per step)");
-  tables->add_option("experiment", t.dir, "experiment directory: every directory below it holding a run.json is a step")
-      ->required();
-  add_output_flags(tables, t.out);
-  tables
-      ->add_option(
-          "--table", t.only,
-          "only these tables (repeat or comma-separate): " + fmt::format("{}", fmt::join(an::table_names(), ", ")))
-      ->delimiter(',');
-  tables->add_option("--warmup", t.warmup, "iterations dropped from the start of each rank")->capture_default_str();
-  tables
-      ->add_option("--flat-tolerance", t.flat_tolerance,
-                   "congestion point: a step leaves the flat region this far above the flat line")
-      ->capture_default_str();
-  tables
-      ->add_option("--tangent-points", t.tangent_points,
-                   "congestion point: congested steps the tangent goes through at least (more while they span less "
-                   "than half the median load step)")
-      ->capture_default_str();
-  tables->add_option("--fit-n", t.fit_n, "fit exponent n: auto (best R^2 of 1, 0.5, 2) or one of them")
-      ->capture_default_str();
-  tables->add_option("--light", t.light, "light cross-traffic level (share of the bottleneck)")->capture_default_str();
-  tables->add_option("--heavy", t.heavy, "heavy cross-traffic level")->capture_default_str();
-  tables->add_option("--models", t.models, "model table (default configs/models/params.csv)");
+  an::add_flags(*tables, t);
 
   auto* predict = app.add_subcommand("predict", "traffic, compute and iteration time of a training job");
   predict->require_subcommand(1);
@@ -216,7 +128,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   gpt->add_option("--bw-pp", g.bw_pp, "C_PP: pipeline send/recv bandwidth (also the embedding sync)");
   gpt->add_option("--bw-dp", g.bw_dp, "C_DP: data-parallel all-reduce bandwidth");
   gpt->add_flag("--no-recompute", g.no_recompute, "no activation recomputation (4 TP all-reduces per layer, not 6)");
-  add_output_flags(gpt, g.out);
+  an::add_flags(*gpt, g.out);
 
   DpFlags d;
   auto* dp = predict->add_subcommand("dp", "a pure data-parallel job (ring all-reduce) of a model in the model table");
@@ -228,7 +140,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   dp->add_option("--params", d.params, "P, instead of the model table's");
   dp->add_option("--bytes-per-param", d.bytes_per_param, "gradient bytes per parameter, instead of the table's");
   dp->add_option("--models", d.models, "model table (default configs/models/params.csv)");
-  add_output_flags(dp, d.out);
+  an::add_flags(*dp, d.out);
 
   const auto run_capture_command = add_capture_commands(app);
 

@@ -9,8 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/counter_source.hpp"
-#include "capture/live_capture.hpp"
-#include "capture/sampler.hpp"
+#include "capture/log_flags.hpp"
 #include "core/cli.hpp"
 #include "core/report.hpp"
 #include "core/signals.hpp"
@@ -19,13 +18,6 @@
 namespace {
 
 namespace cap = xtk::capture;
-
-struct CounterFlags {
-  std::vector<std::string> sources;
-  std::string period = "1ms", duration = "0", slow, spin = "0", wake_latency, out = "counters.csv";
-  int cpu = -1, fifo = 0;
-  bool list = false, json = false;
-};
 
 std::string us(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
 
@@ -87,7 +79,7 @@ nlohmann::json sampler_json(const cap::SamplerReport& r) {
           {"vanished", r.vanished}};
 }
 
-void run_counters(const CounterFlags& f) {
+void run_counters(const cap::CounterFlags& f) {
   if (f.list) {
     xtk::Table t({{"source"}, {"counter"}});
     std::vector<std::unique_ptr<cap::CounterSource>> sources;
@@ -102,7 +94,7 @@ void run_counters(const CounterFlags& f) {
       for (const auto& c : s->counters()) t.add_row({s->name(), c});
     }
     if (f.json) {
-      std::cout << t.to_json().dump() << '\n';
+      std::cout << xtk::with_provenance({{"format_version", 1}, {"counters", t.to_json()}}).dump() << '\n';
     } else {
       t.print(std::cout);
     }
@@ -113,25 +105,14 @@ void run_counters(const CounterFlags& f) {
   for (const auto& s : specs) {
     for (auto& source : cap::open_sources(cap::parse_source_spec(s))) sources.push_back(std::move(source));
   }
-  cap::SamplerOptions o;
-  o.period_ns = xtk::parse_flag("--period", f.period, xtk::parse_duration_ns);
-  o.duration_ns = xtk::parse_flag("--duration", f.duration, xtk::parse_duration_ns);
-  if (!f.slow.empty()) o.slow_ns = xtk::parse_flag("--slow-limit", f.slow, xtk::parse_duration_ns);
-  if (f.fifo < 0 || f.fifo > 99) throw xtk::UsageError("--fifo: a priority from 1 to 99 (0 = off)");
-  o.spin_ns = xtk::parse_flag("--spin", f.spin, xtk::parse_duration_ns);
-  if (!f.wake_latency.empty()) {
-    o.cpu_wake_latency_ns = xtk::parse_flag("--cpu-wake-latency", f.wake_latency, xtk::parse_duration_ns);
-  }
-  o.cpu = f.cpu;
-  o.fifo_priority = f.fifo;
-  o.out = f.out;
+  auto o = cap::to_options(f);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   o.header = {{"generator", std::string("xtk-log ") + XTK_VERSION}, {"host", host}};
   const auto report = cap::run_sampler(sources, o, xtk::stop_requested());
   std::ostream& out = f.out == "-" ? std::cerr : std::cout;
   if (f.json) {
-    out << sampler_json(report).dump() << '\n';
+    out << xtk::with_provenance(sampler_json(report)).dump() << '\n';
   } else {
     print_sampler_report(report, out);
   }
@@ -140,33 +121,8 @@ void run_counters(const CounterFlags& f) {
   }
 }
 
-struct CaptureFlags {
-  std::vector<std::string> interfaces;
-  std::string filter, tstamp, buffer = "256MiB", out, rotate_size, rotate_time, duration = "0", stats_every = "1s";
-  std::string bin = "1ms", per = "flow";
-  std::uint32_t snaplen = 128;
-  bool no_promisc = false, summarize = false, json = false;
-};
-
-void run_capture(const CaptureFlags& f) {
-  cap::CaptureOptions o;
-  o.interfaces = f.interfaces;
-  o.filter = f.filter;
-  o.snaplen = f.snaplen;
-  o.buffer_bytes = xtk::parse_flag("--buffer", f.buffer, xtk::parse_bytes);
-  o.tstamp = f.tstamp;
-  o.promiscuous = !f.no_promisc;
-  o.summarize = f.summarize;
-  o.out = !f.out.empty() ? f.out : f.summarize ? "trace-bins.csv" : "capture.pcap";
-  if (!f.rotate_size.empty()) o.rotate_bytes = xtk::parse_flag("--rotate-size", f.rotate_size, xtk::parse_bytes);
-  if (!f.rotate_time.empty()) o.rotate_ns = xtk::parse_flag("--rotate-time", f.rotate_time, xtk::parse_duration_ns);
-  if (f.summarize && (o.rotate_bytes > 0 || o.rotate_ns > 0)) {
-    throw xtk::UsageError("--rotate-size/--rotate-time: --summarize writes no packets to rotate");
-  }
-  o.duration_ns = xtk::parse_flag("--duration", f.duration, xtk::parse_duration_ns);
-  o.stats_every_ns = xtk::parse_flag("--stats-every", f.stats_every, xtk::parse_duration_ns);
-  o.bin_ns = xtk::parse_flag("--bin", f.bin, xtk::parse_duration_ns);
-  o.per = cap::parse_bin_key(f.per);
+void run_capture(const cap::CaptureFlags& f) {
+  const auto o = cap::to_options(f);
   const auto report = cap::run_capture(o, xtk::stop_requested());
 
   xtk::Table t({{"interface"},
@@ -196,7 +152,8 @@ void run_capture(const CaptureFlags& f) {
                           {"wall_ns", report.wall_ns},
                           {"start_realtime_ns", report.start_realtime_ns},
                           {"snaplen", f.snaplen},
-                          {"interfaces", interfaces}}
+                          {"interfaces", interfaces},
+                          {"provenance", xtk::tool_provenance()}}
                .dump()
         << '\n';
     return;
@@ -221,48 +178,13 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.set_version_flag("--version", std::string("xtk-log ") + XTK_VERSION);
   app.require_subcommand(1);
 
-  CounterFlags c;
+  cap::CounterFlags c;
   auto* counters = app.add_subcommand("counters", "sample counters on absolute deadlines into a counter file");
-  counters->add_option("-s,--source", c.sources,
-                       "SOURCE[=GLOB,...]: net:IF, ethtool:IF, rdma:DEV[/PORT], snmp; IF and DEV may be globs; "
-                       "repeatable (default net:*, every interface but lo)");
-  counters->add_option("--period", c.period, "sampling period (down to 10us)")->capture_default_str();
-  counters->add_option("-t,--duration", c.duration, "run length (0 = until SIGINT/SIGTERM)")->capture_default_str();
-  counters->add_option("-o,--out", c.out, "counter file ('-' = stdout)")->capture_default_str();
-  counters->add_option("--slow-limit", c.slow, "flag samples whose reads took longer (default max(50us, period/10))");
-  counters->add_option("--cpu", c.cpu, "pin the sampling thread to this CPU");
-  counters->add_option("--fifo", c.fifo, "SCHED_FIFO priority 1-99 for the sampling thread (root)");
-  counters->add_option("--spin", c.spin, "wake this long before each deadline and spin to it: precise, costs CPU")
-      ->capture_default_str();
-  counters->add_option("--cpu-wake-latency", c.wake_latency,
-                       "while sampling, keep every CPU out of idle states slower than this to leave "
-                       "(PM QoS; 0 = idle CPUs poll): sleeps end on time, the machine draws more power (root)");
-  counters->add_flag("--list", c.list, "list the sources and counters found (with -s: those it selects) and exit");
-  counters->add_flag("--json", c.json, "the end report (or --list) as JSON");
+  cap::add_flags(*counters, c);
 
-  CaptureFlags p;
+  cap::CaptureFlags p;
   auto* capture = app.add_subcommand("capture", "capture packet headers with libpcap into pcap files, or --summarize");
-  capture->add_option("-i,--interface", p.interfaces, "interface to capture on; repeatable (one thread each)")
-      ->required();
-  capture->add_option("-f,--filter", p.filter, "BPF filter, as tcpdump takes it");
-  capture->add_option("-s,--snaplen", p.snaplen, "bytes kept of each packet (headers need about 100)")
-      ->capture_default_str();
-  capture->add_option("-B,--buffer", p.buffer, "kernel ring size per interface")->capture_default_str();
-  capture->add_option("--tstamp", p.tstamp, "time stamp type: host, adapter (NIC hardware clock), adapter_unsynced");
-  capture->add_flag("--no-promisc", p.no_promisc, "do not put the interface in promiscuous mode");
-  capture->add_option("-o,--out", p.out,
-                      "output file ('-' = stdout): {if} = interface, {n} = rotation index (default capture.pcap, with "
-                      "--summarize trace-bins.csv)");
-  capture->add_option("--rotate-size", p.rotate_size, "start a new file when one reaches this size (1GiB)");
-  capture->add_option("--rotate-time", p.rotate_time, "start a new file when one spans this long (60s)");
-  capture->add_option("-t,--duration", p.duration, "run length (0 = until SIGINT/SIGTERM)")->capture_default_str();
-  capture->add_option("--stats-every", p.stats_every, "print packets and drops this often on stderr (0 = never)")
-      ->capture_default_str();
-  capture->add_flag("--summarize", p.summarize, "keep per-flow bytes and packets per bin only; write no packets");
-  capture->add_option("--bin", p.bin, "--summarize: bin width")->capture_default_str();
-  capture->add_option("--per", p.per, "--summarize: bins per flow or per direction (host to host)")
-      ->capture_default_str();
-  capture->add_flag("--json", p.json, "the end report as JSON");
+  cap::add_flags(*capture, p);
 
   return xtk::run_tool(app, argc, argv, [&] {
     xtk::stop_requested();  // SIGINT/SIGTERM end the run cleanly from here on

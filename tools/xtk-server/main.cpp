@@ -12,10 +12,7 @@
 #include "core/open_files.hpp"
 #include "core/signals.hpp"
 #include "core/units.hpp"
-#include "flow/server.hpp"
-#include "transport/wire.hpp"
-
-namespace {}  // namespace
+#include "flow/server_flags.hpp"
 
 // run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
@@ -25,41 +22,14 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "  xtk-server --listen 0.0.0.0:7000 --threads 2",
       "xtk-server"};
   app.set_version_flag("--version", std::string("xtk-server ") + XTK_VERSION);
-  xtk::ServerOptions o;
-  std::string interval = "1s", duration = "0", header_timeout = "5s", idle_timeout = "300s", max_flow = "1TiB";
-  std::string token;
-  bool json = false, quiet = false;
-  app.add_option("-l,--listen", o.listen, "address:port to listen on, repeatable ([::]:7000 takes IPv4 too)")
-      ->capture_default_str();
-  app.add_option("-T,--threads", o.threads, "worker threads, each with its own epoll set and listener")
-      ->capture_default_str();
-  app.add_option("--max-connections", o.max_connections,
-                 "connections beyond this (or beyond the open-file limit) are closed at once")
-      ->capture_default_str();
-  app.add_option("--header-timeout", header_timeout, "a flow header that began must complete within this")
-      ->capture_default_str();
-  app.add_option("--idle-timeout", idle_timeout, "close a connection with no traffic for this long")
-      ->capture_default_str();
-  app.add_option("--max-flow-size", max_flow, "refuse flows larger than this")->capture_default_str();
-  app.add_option("--token", token, "pass phrase that clients must present (--token on xtk-client)");
-  app.add_option("--sndbuf", o.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
-  app.add_option("--rcvbuf", o.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
-  app.add_option("-i,--interval", interval, "statistics interval (0 = only the final line)")->capture_default_str();
-  app.add_option("-t,--duration", duration, "stop after this long (0 = until SIGINT/SIGTERM)")->capture_default_str();
-  app.add_flag("--json", json, "JSON Lines instead of the table");
-  app.add_flag("-q,--quiet", quiet, "no per-interval lines");
+  xtk::ServerFlags flags;
+  xtk::add_flags(app, flags);
 
   return xtk::run_tool(app, argc, argv, [&] {
-    o.header_timeout_ns = xtk::parse_flag("--header-timeout", header_timeout, xtk::parse_duration_ns);
-    o.idle_timeout_ns = xtk::parse_flag("--idle-timeout", idle_timeout, xtk::parse_duration_ns);
-    try {
-      o.max_flow_bytes = xtk::parse_bytes(max_flow);
-    } catch (const xtk::UsageError& e) {
-      throw xtk::UsageError(fmt::format("--max-flow-size: {}", e.what()));
-    }
-    o.token = xtk::token_from_phrase(token);
-    const std::int64_t interval_ns = xtk::parse_flag("--interval", interval, xtk::parse_duration_ns);
-    const std::int64_t duration_ns = xtk::parse_flag("--duration", duration, xtk::parse_duration_ns);
+    const auto o = xtk::to_options(flags);
+    const bool json = flags.json, quiet = flags.quiet;
+    const std::int64_t interval_ns = xtk::parse_flag("--interval", flags.interval, xtk::parse_duration_ns);
+    const std::int64_t duration_ns = xtk::parse_flag("--duration", flags.duration, xtk::parse_duration_ns);
     const auto& stop = xtk::stop_requested();
     const std::uint64_t files = xtk::raise_open_file_limit();
     if (files < xtk::descriptors_needed(o)) {
@@ -74,7 +44,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     std::string where;
     for (const auto& a : server.addresses()) where += (where.empty() ? "" : ", ") + a.to_string();
     if (json) {
-      std::cout << nlohmann::json{{"event", "listening"}, {"addresses", where}, {"threads", o.threads}}.dump()
+      std::cout << nlohmann::json{{"event", "listening"},
+                                  {"addresses", where},
+                                  {"threads", o.threads},
+                                  {"provenance", xtk::tool_provenance()}}
+                       .dump()
                 << std::endl;
     } else {
       std::cout << fmt::format("# xtk-server listening on {} with {} thread(s)", where, o.threads) << std::endl;

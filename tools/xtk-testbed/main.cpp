@@ -80,7 +80,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                        shaped.empty() ? std::string("-") : shaped});
       }
       if (json) {
-        std::cout << hosts.to_json().dump() << '\n';
+        std::cout << xtk::with_provenance({{"hosts", hosts.to_json()}}).dump() << '\n';
       } else {
         hosts.print(std::cout);
       }

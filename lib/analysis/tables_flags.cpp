@@ -1,0 +1,83 @@
+#include "analysis/tables_flags.hpp"
+
+#include "analysis/fit.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "core/cli.hpp"
+#include "core/units.hpp"
+
+namespace xtk::analysis {
+namespace {
+
+double parse_fit_n(const std::string& text) {
+  if (text == "auto") return 0;
+  for (double n : kFitExponents) {
+    if (text == fmt::format("{:g}", n) || (n == 0.5 && text == "1/2")) return n;
+  }
+  throw UsageError(fmt::format("--fit-n: '{}' is not auto, 1, 0.5 or 2", text));
+}
+
+}  // namespace
+
+void add_flags(CLI::App& app, TablesFlags& f) {
+  app.add_option("experiment", f.dir, "experiment directory: every directory below it holding a run.json is a step")
+      ->required();
+  add_flags(app, f.out);
+  app.add_option("--table", f.only,
+                 "only these tables (repeat or comma-separate): " + fmt::format("{}", fmt::join(table_names(), ", ")))
+      ->delimiter(',');
+  app.add_option("--warmup", f.warmup, "iterations dropped from the start of each rank")->capture_default_str();
+  app.add_option("--flat-tolerance", f.flat_tolerance,
+                 "congestion point: a step leaves the flat region this far above the flat line")
+      ->capture_default_str();
+  app.add_option("--tangent-points", f.tangent_points,
+                 "congestion point: congested steps the tangent goes through at least (more while they span less "
+                 "than half the median load step)")
+      ->capture_default_str();
+  app.add_option("--fit-n", f.fit_n, "fit exponent n: auto (best R^2 of 1, 0.5, 2) or one of them")
+      ->capture_default_str();
+  app.add_option("--light", f.light, "light cross-traffic level (share of the bottleneck)")->capture_default_str();
+  app.add_option("--heavy", f.heavy, "heavy cross-traffic level")->capture_default_str();
+  app.add_option("--models", f.models, "model table (default configs/models/params.csv)");
+}
+
+std::vector<std::string> to_arguments(const TablesFlags& f) {
+  const TablesFlags d;
+  Arguments a;
+  a.word("tables").word(f.dir);
+  add_arguments(a, f.out);
+  return a.each("--table", f.only)
+      .option("--warmup", f.warmup, d.warmup)
+      .option("--flat-tolerance", f.flat_tolerance, d.flat_tolerance)
+      .option("--tangent-points", f.tangent_points, d.tangent_points)
+      .option("--fit-n", f.fit_n, d.fit_n)
+      .option("--light", f.light, d.light)
+      .option("--heavy", f.heavy, d.heavy)
+      .option("--models", f.models, d.models)
+      .list();
+}
+
+TablesOptions to_options(const TablesFlags& f) {
+  TablesOptions options;
+  options.step.warmup = f.warmup;
+  options.congestion.flat_tolerance = parse_flag("--flat-tolerance", f.flat_tolerance, parse_share);
+  if (f.tangent_points < 2) throw UsageError("--tangent-points: a tangent needs 2 points or more");
+  options.congestion.tangent_points = f.tangent_points;
+  if (const double n = parse_fit_n(f.fit_n); n > 0) options.fit_n = n;
+  options.light = parse_flag("--light", f.light, parse_share);
+  options.heavy = parse_flag("--heavy", f.heavy, parse_share);
+  options.models_file = f.models;
+  const auto names = table_names();
+  for (const auto& name : f.only) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw UsageError(fmt::format("--table: no table '{}' (tables: {})", name, fmt::join(names, ", ")));
+    }
+  }
+  return options;
+}
+
+}  // namespace xtk::analysis

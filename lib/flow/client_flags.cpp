@@ -1,0 +1,160 @@
+#include "flow/client_flags.hpp"
+
+#include <sstream>
+
+#include "core/cli.hpp"
+#include "core/units.hpp"
+
+namespace xtk {
+namespace {
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    std::stringstream in(item);
+    for (std::string part; std::getline(in, part, ',');) {
+      if (!part.empty()) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_flags(CLI::App& app, ClientFlags& f) {
+  app.add_option("schedule", f.schedule, "schedule file from xtk-gen ('-' = stdin)");
+  app.add_option("-o,--records", f.records, "flow records, CSV or JSON Lines by extension (.jsonl)")
+      ->capture_default_str();
+  app.add_option("--map", f.map, "NAME=ADDRESS[:PORT] for schedule destinations, repeatable or comma-separated");
+  app.add_option("-p,--port", f.port, "server port for destinations given without one")->capture_default_str();
+  app.add_option("-T,--threads", f.threads, "worker threads (flows are spread round-robin)")->capture_default_str();
+  app.add_option("--policy", f.policy, "pool (persistent connections) or per-flow (a new connection per flow)")
+      ->capture_default_str();
+  app.add_option("--pool-limit", f.pool_limit, "connections per destination per thread at most (both policies)")
+      ->capture_default_str();
+  app.add_option("--pool-init", f.pool_init,
+                 "spare connections per destination per thread: opened before the start for the schedule header's "
+                 "destinations, and kept open")
+      ->capture_default_str();
+  app.add_option("--pool-ahead", f.pool_ahead,
+                 "pool: open a connection ahead for every flow due within this time (0 = only --pool-init spares)")
+      ->capture_default_str();
+  app.add_option("--direction", f.direction, "push (client sends the bytes) or pull (servers send them)")
+      ->capture_default_str();
+  app.add_option("--spin", f.spin, "wake this long before a flow's start and spin to it")->capture_default_str();
+  app.add_flag("--realtime", f.realtime, "SCHED_FIFO for the worker threads (root or CAP_SYS_NICE)");
+  app.add_option("--cpus", f.cpus, "pin worker i to the i-th CPU of this list, e.g. 1,2 or 2-5");
+  app.add_option("--cpu-wake-latency", f.wake_latency,
+                 "while running, keep every CPU out of idle states slower than this to leave (PM QoS; 0 = idle "
+                 "CPUs poll): wake-ups before starts come on time, the machine draws more power (root)");
+  app.add_option("--cc", f.congestion_control, "TCP congestion control, e.g. cubic, dctcp, bbr");
+  app.add_option("--sndbuf", f.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
+  app.add_option("--rcvbuf", f.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
+  app.add_flag("--no-nodelay", f.no_nodelay, "leave Nagle's algorithm on");
+  app.add_option("--flow-timeout", f.flow_timeout,
+                 "a flow not done this long after its start (a bulk stream: after --duration) ends as timeout")
+      ->capture_default_str();
+  app.add_option("--retry-for", f.retry,
+                 "keep retrying an unreachable server this long, from each flow's scheduled start")
+      ->capture_default_str();
+  app.add_option("--grace", f.grace, "after SIGINT/SIGTERM, let flows in flight finish this long")
+      ->capture_default_str();
+  app.add_option("-t,--duration", f.duration, "run length (0 = the whole schedule); needed with --bulk")
+      ->capture_default_str();
+  app.add_option("--start-at", f.start_at, "wall-clock start (Unix seconds or ISO 8601 UTC), to start hosts together");
+  app.add_option("--token", f.token, "pass phrase the servers require");
+  app.add_option("--link", f.link, "link rate for the ideal FCT in slowdowns (default: the schedule's link_bps)");
+  app.add_option("--bulk", f.bulk_streams, "bulk mode: this many long-lived streams to --dst");
+  app.add_option("--dst", f.bulk_dst, "bulk mode: server address[:port]");
+  app.add_option("--rate", f.bulk_rate, "bulk mode: pacing cap per stream (0 = none)")->capture_default_str();
+  app.add_flag("--json", f.json, "summary as JSON (with the options and warnings)");
+  app.add_flag("--no-progress", f.no_progress, "no live progress line on a terminal");
+}
+
+std::vector<std::string> to_arguments(const ClientFlags& f) {
+  const ClientFlags d;
+  Arguments a;
+  if (!f.schedule.empty()) a.word(f.schedule);
+  return a.option("--records", f.records, d.records)
+      .each("--map", f.map)
+      .option("--port", f.port, d.port)
+      .option("--threads", f.threads, d.threads)
+      .option("--policy", f.policy, d.policy)
+      .option("--pool-limit", f.pool_limit, d.pool_limit)
+      .option("--pool-init", f.pool_init, d.pool_init)
+      .option("--pool-ahead", f.pool_ahead, d.pool_ahead)
+      .option("--direction", f.direction, d.direction)
+      .option("--spin", f.spin, d.spin)
+      .flag("--realtime", f.realtime)
+      .each("--cpus", f.cpus)
+      .option("--cpu-wake-latency", f.wake_latency, d.wake_latency)
+      .option("--cc", f.congestion_control, d.congestion_control)
+      .option("--sndbuf", f.send_buffer, d.send_buffer)
+      .option("--rcvbuf", f.receive_buffer, d.receive_buffer)
+      .flag("--no-nodelay", f.no_nodelay)
+      .option("--flow-timeout", f.flow_timeout, d.flow_timeout)
+      .option("--retry-for", f.retry, d.retry)
+      .option("--grace", f.grace, d.grace)
+      .option("--duration", f.duration, d.duration)
+      .option("--start-at", f.start_at, d.start_at)
+      .option("--token", f.token, d.token)
+      .option("--link", f.link, d.link)
+      .option("--bulk", f.bulk_streams, d.bulk_streams)
+      .option("--dst", f.bulk_dst, d.bulk_dst)
+      .option("--rate", f.bulk_rate, d.bulk_rate)
+      .flag("--json", f.json)
+      .flag("--no-progress", f.no_progress)
+      .list();
+}
+
+ClientOptions to_options(const ClientFlags& f) {
+  ClientOptions o;
+  o.schedule = f.schedule;
+  o.records = f.records;
+  o.map = split_commas(f.map);
+  o.port = f.port;
+  o.threads = f.threads;
+  o.pool_limit = f.pool_limit;
+  o.pool_init = f.pool_init;
+  for (const auto& item : split_commas(f.cpus)) {
+    for (int cpu : parse_cpu_list(item, "--cpus")) o.cpus.push_back(cpu);
+  }
+  if (f.policy == "pool") {
+    o.policy = ConnectionPolicy::pool;
+  } else if (f.policy == "per-flow") {
+    o.policy = ConnectionPolicy::per_flow;
+  } else {
+    throw UsageError(fmt::format("--policy: '{}' is neither pool nor per-flow", f.policy));
+  }
+  if (f.direction == "push") {
+    o.direction = Direction::push;
+  } else if (f.direction == "pull") {
+    o.direction = Direction::pull;
+  } else {
+    throw UsageError(fmt::format("--direction: '{}' is neither push nor pull", f.direction));
+  }
+  o.realtime = f.realtime;
+  o.congestion_control = f.congestion_control;
+  o.send_buffer = f.send_buffer;
+  o.receive_buffer = f.receive_buffer;
+  o.spin_ns = parse_flag("--spin", f.spin, parse_duration_ns);
+  o.pool_ahead_ns = parse_flag("--pool-ahead", f.pool_ahead, parse_duration_ns);
+  if (!f.wake_latency.empty()) {
+    o.cpu_wake_latency_ns = parse_flag("--cpu-wake-latency", f.wake_latency, parse_duration_ns);
+  }
+  o.flow_timeout_ns = parse_flag("--flow-timeout", f.flow_timeout, parse_duration_ns);
+  o.retry_ns = parse_flag("--retry-for", f.retry, parse_duration_ns);
+  o.grace_ns = parse_flag("--grace", f.grace, parse_duration_ns);
+  o.duration_ns = parse_flag("--duration", f.duration, parse_duration_ns);
+  if (!f.start_at.empty()) o.start_at_realtime_ns = parse_flag("--start-at", f.start_at, parse_wall_clock_ns);
+  o.token = token_from_phrase(f.token);
+  if (!f.link.empty()) o.link_bps = parse_flag("--link", f.link, parse_rate_bps);
+  o.bulk_streams = f.bulk_streams;
+  o.bulk_dst = f.bulk_dst;
+  o.bulk_rate_bps = static_cast<std::uint64_t>(parse_flag("--rate", f.bulk_rate, parse_rate_bps));
+  o.nodelay = !f.no_nodelay;
+  o.progress = !f.no_progress && !f.json;
+  return o;
+}
+
+}  // namespace xtk

@@ -1,0 +1,40 @@
+// xtk-client's command line, defined once: the flags as a user types them,
+// their registration with CLI11 (the tool parses with it), their conversion
+// into ClientOptions, and the argv a launcher (xtk-run) renders from them.
+// tests/unit/command_lines_test.cpp round-trips flags -> argv -> flags.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "flow/client.hpp"
+
+namespace xtk {
+
+struct ClientFlags {
+  std::string schedule;
+  std::string records = "flows.csv";
+  std::vector<std::string> map, cpus;
+  std::uint16_t port = 7000;
+  unsigned threads = 1;
+  std::string policy = "pool", direction = "push";
+  std::size_t pool_limit = 64, pool_init = 2;
+  std::string pool_ahead = "10ms", spin = "100us", wake_latency, congestion_control;
+  bool realtime = false, no_nodelay = false;
+  int send_buffer = 0, receive_buffer = 0;
+  std::string flow_timeout = "60s", retry = "5s", grace = "2s", duration = "0", start_at, token, link;
+  unsigned bulk_streams = 0;
+  std::string bulk_dst, bulk_rate = "0";
+  bool json = false, no_progress = false;
+
+  bool operator==(const ClientFlags&) const = default;
+};
+
+void add_flags(CLI::App& app, ClientFlags& flags);
+std::vector<std::string> to_arguments(const ClientFlags& flags);
+// Throws UsageError naming the flag.
+ClientOptions to_options(const ClientFlags& flags);
+
+}  // namespace xtk

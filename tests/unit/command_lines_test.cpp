@@ -1,0 +1,317 @@
+// Every role's command line, defined once in its tool's library: flags ->
+// argv -> flags gives back what went in, and every command xtk-run builds
+// (lib/experiment/commands) parses with its tool's own flag registration into
+// the options the tool would run with. A flag renamed or retyped on either
+// side fails here, without root and without running a tool.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+
+#include "analysis/tables_flags.hpp"
+#include "capture/log_flags.hpp"
+#include "collective/collective_flags.hpp"
+#include "experiment/commands.hpp"
+#include "flow/client_flags.hpp"
+#include "flow/server_flags.hpp"
+#include "workload/gen_flags.hpp"
+
+namespace xtk {
+namespace {
+
+// Parses `args` (no program name) as the tool would: `add` registers the
+// flags, on a subcommand it creates where the tool has one.
+template <typename Flags>
+Flags parse(std::vector<std::string> args, const std::function<void(CLI::App&, Flags&)>& add) {
+  CLI::App app("test", "tool");
+  Flags flags;
+  add(app, flags);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector back to front
+  app.parse(args);
+  return flags;
+}
+
+template <typename Flags>
+void on(CLI::App& app, Flags& flags) {
+  add_flags(app, flags);
+}
+
+template <typename Flags>
+std::function<void(CLI::App&, Flags&)> on_subcommand(const std::string& name) {
+  return [name](CLI::App& app, Flags& flags) {
+    app.require_subcommand(1);
+    add_flags(*app.add_subcommand(name), flags);
+  };
+}
+
+// A tool's command without its path.
+std::vector<std::string> arguments_of(std::vector<std::string> command) {
+  command.erase(command.begin());
+  return command;
+}
+
+TEST(CommandLines, ServerFlagsRoundTrip) {
+  ServerFlags f;
+  f.listen = {"10.0.0.1:7001", "[::1]:7002"};
+  f.threads = 3;
+  f.max_connections = 77;
+  f.header_timeout = "2s";
+  f.idle_timeout = "9s";
+  f.max_flow_size = "4GiB";
+  f.token = "secret phrase";
+  f.send_buffer = 4096;
+  f.receive_buffer = 8192;
+  f.interval = "250ms";
+  f.duration = "30s";
+  f.json = true;
+  f.quiet = true;
+  EXPECT_EQ(parse<ServerFlags>(to_arguments(f), on<ServerFlags>), f);
+  EXPECT_TRUE(to_arguments(ServerFlags{}).empty());
+  EXPECT_EQ(to_options(f).max_flow_bytes, 4ULL << 30);
+}
+
+TEST(CommandLines, ClientFlagsRoundTrip) {
+  ClientFlags f;
+  f.schedule = "web.csv";
+  f.records = "out.jsonl";
+  f.map = {"h1=10.0.0.2", "h2=10.0.0.3:7001"};
+  f.cpus = {"0", "0-1"};
+  f.port = 7100;
+  f.threads = 2;
+  f.policy = "per-flow";
+  f.direction = "pull";
+  f.pool_limit = 8;
+  f.pool_init = 0;
+  f.pool_ahead = "5ms";
+  f.spin = "50us";
+  f.wake_latency = "0";
+  f.congestion_control = "dctcp";
+  f.realtime = true;
+  f.no_nodelay = true;
+  f.send_buffer = 1;
+  f.receive_buffer = 2;
+  f.flow_timeout = "3s";
+  f.retry = "1s";
+  f.grace = "500ms";
+  f.duration = "10s";
+  f.start_at = "1764000000.5";
+  f.token = "t";
+  f.link = "1G";
+  f.bulk_streams = 4;
+  f.bulk_dst = "10.0.0.2";
+  f.bulk_rate = "100M";
+  f.json = true;
+  f.no_progress = true;
+  EXPECT_EQ(parse<ClientFlags>(to_arguments(f), on<ClientFlags>), f);
+  const auto o = to_options(f);
+  EXPECT_EQ(o.cpus, (std::vector<int>{0, 0, 1}));
+  EXPECT_EQ(o.spin_ns, 50'000);
+  EXPECT_EQ(o.start_at_realtime_ns, 1'764'000'000'500'000'000);
+  EXPECT_EQ(o.bulk_rate_bps, 100'000'000U);
+}
+
+TEST(CommandLines, GenFlagsRoundTrip) {
+  GenFlags f;
+  f.profile = "burst";
+  f.cdf = "data-mining";
+  f.load = "30%";
+  f.link = "1G";
+  f.duration = "2s";
+  f.seed = 9;
+  f.src = "h0,h2";
+  f.dst = "h1:3,h3:1";
+  f.pattern = "one-to-one";
+  f.burst_width = "2ms";
+  f.burst_period = "40ms";
+  f.dscp = "0:0.5,26:0.5";
+  f.flow_rate = "100M";
+  f.stagger = "1ms";
+  f.burst_height = 2.5;
+  f.size_scale = 0.04;
+  f.min_burst_flows = 3;
+  f.min_rest_flows = 5;
+  f.flows = 4;
+  f.out = "s-{src}.csv";
+  f.inspect = true;
+  f.json = true;
+  EXPECT_EQ(parse<GenFlags>(to_arguments(f), on<GenFlags>), f);
+  // Doubles come back exactly, so an emulated step's size scale is what ran.
+  f.size_scale = 1.0 / 25;
+  EXPECT_EQ(parse<GenFlags>(to_arguments(f), on<GenFlags>).size_scale, 1.0 / 25);
+}
+
+TEST(CommandLines, LogFlagsRoundTrip) {
+  capture::CounterFlags c;
+  c.sources = {"net:eth0", "ethtool:eth0=rx_*"};
+  c.period = "10ms";
+  c.duration = "5s";
+  c.slow = "1ms";
+  c.spin = "20us";
+  c.wake_latency = "0";
+  c.out = "c.csv";
+  c.cpu = 1;
+  c.fifo = 50;
+  c.list = true;
+  c.json = true;
+  EXPECT_EQ(parse<capture::CounterFlags>(to_arguments(c), on_subcommand<capture::CounterFlags>("counters")), c);
+
+  capture::CaptureFlags p;
+  p.interfaces = {"eth0", "eth1"};
+  p.filter = "tcp port 7000";
+  p.tstamp = "adapter";
+  p.buffer = "64MiB";
+  p.out = "x-{if}.pcap";
+  p.rotate_size = "1GiB";
+  p.rotate_time = "60s";
+  p.duration = "3s";
+  p.stats_every = "0";
+  p.bin = "10ms";
+  p.per = "direction";
+  p.snaplen = 96;
+  p.no_promisc = true;
+  p.summarize = true;
+  p.json = true;
+  EXPECT_EQ(parse<capture::CaptureFlags>(to_arguments(p), on_subcommand<capture::CaptureFlags>("capture")), p);
+}
+
+TEST(CommandLines, TablesFlagsRoundTrip) {
+  analysis::TablesFlags f;
+  f.dir = "runs/x";
+  f.out.dir = "runs/x/tables";
+  f.out.csv = true;
+  f.only = {"iteration_time", "congestion_point"};
+  f.warmup = 2;
+  f.flat_tolerance = "0.1";
+  f.light = "20%";
+  f.heavy = "70%";
+  f.fit_n = "2";
+  f.models = "params.csv";
+  f.tangent_points = 3;
+  EXPECT_EQ(parse<analysis::TablesFlags>(to_arguments(f), on_subcommand<analysis::TablesFlags>("tables")), f);
+  const auto o = to_options(f);
+  EXPECT_DOUBLE_EQ(o.light, 0.2);
+  EXPECT_EQ(o.fit_n, 2.0);
+}
+
+struct Collective {
+  collective::JobFlags job;
+  collective::TrainFlags train;
+  bool operator==(const Collective&) const = default;
+};
+
+void on_collective(CLI::App& app, Collective& c) {
+  add_flags(app, c.job);
+  app.require_subcommand(1);
+  add_flags(*app.add_subcommand("train"), c.train);
+}
+
+TEST(CommandLines, CollectiveTrainFlagsRoundTrip) {
+  ::unsetenv("GLOO_SOCKET_IFNAME");  // the flag's environment fallback
+  Collective c;
+  c.job.backend = "gloo";
+  c.job.gpus = 2;
+  c.job.rank = 1;
+  c.job.world_size = 4;
+  c.job.local_rank = 0;
+  c.job.master = "h0:29600";
+  c.job.master_port = 29601;
+  c.job.timeout = "30s";
+  c.job.gloo_algorithm = "bcube";
+  c.job.gloo_iface = "eth0";
+  c.job.json = true;
+  c.train.model = "resnet50";
+  c.train.bucket = "50M";
+  c.train.first_bucket = "2M";
+  c.train.compute = "100ms";
+  c.train.forward_fraction = 0.25;
+  c.train.compute_scale = 25;
+  c.train.size_scale = 0.04;
+  c.train.compute_mode = "busy";
+  c.train.iterations = 30;
+  c.train.warmup = 3;
+  c.train.duration = "";
+  c.train.start_at = "1764000000.25";
+  c.train.iterations_path = "it-{rank}.csv";
+  c.train.no_check = true;
+  EXPECT_EQ(parse<Collective>(to_arguments(c.job, c.train), on_collective), c);
+  const auto t = to_options(c.train);
+  EXPECT_EQ(t.caps.bytes, 50ULL << 20);
+  EXPECT_EQ(t.compute_ns, 100'000'000);
+}
+
+// What xtk-run launches in an emulated burst step with Gloo ranks: each
+// command parses with its tool's flags into the options it is meant to give.
+TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
+  std::string path;  // the commands name the tools they find (none is run)
+  for (const char* tool : {"xtk-server", "xtk-client", "xtk-gen", "xtk-log", "xtk-analyze", "xtk-collective"}) {
+    path += std::string(XTK_TOOLS_DIR) + "/" + tool + ":";
+  }
+  ::setenv("PATH", (path + std::getenv("PATH")).c_str(), 1);
+  const auto config = parse_experiment_config(
+      "[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nemulation = \"both\"\n"
+      "[training]\nbackend = \"gloo\"\nranks = 2\niterations = 7\nwarmup = 2\nbucket = \"10M\"\n"
+      "[cross_traffic]\nprofiles = [\"burst\"]\nloads = [0.3]\nburst_width = \"1ms\"\nburst_height = 2.5\n",
+      "t.toml");
+  const StepPlan step{"resnet50", "burst", 1, 0.3, "", 5};
+
+  const auto server = to_options(parse<ServerFlags>(arguments_of(server_command(7123)), on<ServerFlags>));
+  EXPECT_EQ(server.listen, (std::vector<std::string>{"[::]:7123"}));
+
+  const auto client = parse<ClientFlags>(
+      arguments_of(client_command("s.csv", "h1", "10.77.0.2", 7123, "r.csv", 1'764'000'000'000'000'000)),
+      on<ClientFlags>);
+  const auto client_options = to_options(client);
+  EXPECT_EQ(client_options.schedule, "s.csv");
+  EXPECT_EQ(client_options.map, (std::vector<std::string>{"h1=10.77.0.2"}));
+  EXPECT_EQ(client_options.port, 7123);
+  EXPECT_EQ(client_options.start_at_realtime_ns, 1'764'000'000'000'000'000);
+  EXPECT_TRUE(client.json);
+
+  const auto gen = parse<GenFlags>(arguments_of(schedule_command(config, step, "h0", "h1", "s.csv")), on<GenFlags>);
+  EXPECT_EQ(gen.profile, "burst");
+  EXPECT_EQ(gen.load, "0.3");
+  EXPECT_EQ(gen.seed, 5U);
+  EXPECT_DOUBLE_EQ(gen.size_scale, 0.2);  // "both": bytes x 1/5 and times x 5 make the factor of 25
+  EXPECT_EQ(gen.burst_width, "5000000ns");
+  EXPECT_DOUBLE_EQ(gen.burst_height, 2.5);
+  EXPECT_NO_THROW(to_config(gen));
+
+  const auto counters = to_options(parse<capture::CounterFlags>(arguments_of(counters_command("eth0", "1ms", "c.csv")),
+                                                                on_subcommand<capture::CounterFlags>("counters")));
+  EXPECT_EQ(counters.period_ns, 1'000'000);
+  EXPECT_EQ(counters.out, "c.csv");
+
+  const auto capture =
+      to_options(parse<capture::CaptureFlags>(arguments_of(capture_command("eth0", "1ms", "tcp port 7000", "bins.csv")),
+                                              on_subcommand<capture::CaptureFlags>("capture")));
+  EXPECT_TRUE(capture.summarize);
+  EXPECT_EQ(capture.filter, "tcp port 7000");
+
+  const auto tables = parse<analysis::TablesFlags>(arguments_of(tables_command("runs/x", "runs/x/tables")),
+                                                   on_subcommand<analysis::TablesFlags>("tables"));
+  EXPECT_EQ(tables.dir, "runs/x");
+  EXPECT_EQ(tables.out.dir, "runs/x/tables");
+
+  RankLaunch launch;
+  launch.rank = 1;
+  launch.master = "10.77.0.1:29501";
+  launch.iterations_path = "/runs/x/iterations-{rank}.csv";
+  launch.start_realtime_ns = 1'764'000'000'000'000'000;
+  auto rank = training_command(config, step, launch);
+  const auto tool = std::find_if(rank.begin(), rank.end(),
+                                 [](const std::string& a) { return a.find("xtk-collective") != std::string::npos; });
+  ASSERT_NE(tool, rank.end());
+  const auto train = parse<Collective>(std::vector<std::string>(tool + 1, rank.end()), on_collective);
+  EXPECT_EQ(train.job.backend, "gloo");
+  const auto options = to_options(train.train);
+  EXPECT_EQ(options.iterations, 7U);
+  EXPECT_EQ(options.warmup, 2U);
+  EXPECT_EQ(options.caps.bytes, 10ULL << 20);
+  EXPECT_DOUBLE_EQ(options.size_scale, 0.2);
+  EXPECT_DOUBLE_EQ(options.compute_scale, 5);
+  EXPECT_EQ(options.iterations_path, "/runs/x/iterations-{rank}.csv");
+  EXPECT_EQ(options.start_at_realtime_ns, 1'764'000'000'000'000'000);
+}
+
+}  // namespace
+}  // namespace xtk
