@@ -27,7 +27,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.path.join(ROOT, "build", "release")
+# XTK_BUILD: another Release build tree (e.g. a copy made before a change), to compare builds.
+BUILD = os.environ.get("XTK_BUILD", os.path.join(ROOT, "build", "release"))
 TOOLS = {name: os.path.join(BUILD, "tools", name, name) for name in
          ("xtk-gen", "xtk-server", "xtk-client", "xtk-testbed")}
 CEILING = os.path.join(BUILD, "bench", "flow", "xtk-bench-ceiling")

@@ -30,6 +30,7 @@ using client_detail::Worker;
 nlohmann::json ClientOptions::to_json() const {
   return {{"schedule", schedule},
           {"records", records},
+          {"transport", transport},
           {"map", map},
           {"port", port},
           {"threads", threads},

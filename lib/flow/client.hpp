@@ -24,6 +24,7 @@ enum class ConnectionPolicy { pool, per_flow };
 struct ClientOptions {
   std::string schedule;               // path or "-"; empty in bulk mode
   std::string records = "flows.csv";  // flow records (.csv or .jsonl)
+  std::string transport = "tcp";      // lib/transport's registry
   std::vector<std::string> map;       // "h1=10.77.0.2[:port]"
   std::uint16_t port = 7000;          // for destinations given without a port
   unsigned threads = 1;

@@ -1,9 +1,12 @@
 #include "flow/client_flags.hpp"
 
+#include <fmt/ranges.h>
+
 #include <sstream>
 
 #include "core/cli.hpp"
 #include "core/units.hpp"
+#include "transport/transport.hpp"
 
 namespace xtk {
 namespace {
@@ -24,6 +27,9 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
 void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("schedule", f.schedule, "schedule file from xtk-gen ('-' = stdin)");
   app.add_option("-o,--records", f.records, "flow records, CSV or JSON Lines by extension (.jsonl)")
+      ->capture_default_str();
+  app.add_option("--transport", f.transport,
+                 fmt::format("how flows move: {} (docs/flow-engine.md)", fmt::join(transport_names(), ", ")))
       ->capture_default_str();
   app.add_option("--map", f.map, "NAME=ADDRESS[:PORT] for schedule destinations, repeatable or comma-separated");
   app.add_option("-p,--port", f.port, "server port for destinations given without one")->capture_default_str();
@@ -76,6 +82,7 @@ std::vector<std::string> to_arguments(const ClientFlags& f) {
   Arguments a;
   if (!f.schedule.empty()) a.word(f.schedule);
   return a.option("--records", f.records, d.records)
+      .option("--transport", f.transport, d.transport)
       .each("--map", f.map)
       .option("--port", f.port, d.port)
       .option("--threads", f.threads, d.threads)
@@ -111,6 +118,7 @@ ClientOptions to_options(const ClientFlags& f) {
   ClientOptions o;
   o.schedule = f.schedule;
   o.records = f.records;
+  o.transport = f.transport;
   o.map = split_commas(f.map);
   o.port = f.port;
   o.threads = f.threads;

@@ -15,7 +15,7 @@ namespace xtk {
 
 struct ClientFlags {
   std::string schedule;
-  std::string records = "flows.csv";
+  std::string records = "flows.csv", transport = "tcp";
   std::vector<std::string> map, cpus;
   std::uint16_t port = 7000;
   unsigned threads = 1;

@@ -19,7 +19,7 @@ constexpr std::int64_t kOpenCostNs = 30'000;
 
 void Worker::Impl::close_connection(Connection& c) {
   DestinationState& ds = dst_state(c.dst);
-  --ds.open;  // closing the socket also takes it out of the epoll set
+  --ds.open;
   if (c.state == Connection::State::connecting) forget_connecting(ds, c);
   if (c.state == Connection::State::idle) ds.idle.erase(std::find(ds.idle.begin(), ds.idle.end(), &c));
   if (c.flow) {
@@ -43,17 +43,13 @@ std::size_t Worker::Impl::fresh_connecting(const DestinationState& ds, std::int6
 // Opens a connection to `dst`, with `flow` attached for the per-flow policy.
 void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm) {
   DestinationState& ds = dst_state(dst);
+  auto c = std::make_unique<Connection>(*this);
   int error = 0;
-  Fd fd = connect_tcp_nonblocking(shared.destinations[dst].address, &error);
-  if (!fd) {
+  c->channel = transport->connect(shared.destinations[dst].address, *c, &error);
+  if (!c->channel) {
     connect_failed(dst, error, now, std::move(flow));
     return;
   }
-  set_nodelay(fd.get(), opt.nodelay);
-  set_buffers(fd.get(), opt.send_buffer, opt.receive_buffer);
-  if (!opt.congestion_control.empty()) set_congestion_control(fd.get(), opt.congestion_control);
-  auto c = std::make_unique<Connection>();
-  c->fd = std::move(fd);
   c->dst = dst;
   c->warm = warm;
   if (flow) {
@@ -66,7 +62,6 @@ void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::uni
   ds.connecting.push_back(c.get());
   Connection& ref = *c;
   connections.emplace(&ref, std::move(c));
-  set_events(ref, EPOLLOUT);
 }
 
 void Worker::Impl::connect_failed(std::uint32_t dst, int error, std::int64_t now, std::unique_ptr<ActiveFlow> flow) {

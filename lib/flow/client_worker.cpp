@@ -1,13 +1,9 @@
 // The worker's event loop (wait for I/O or the next start, start every flow
-// that is due, sweep for timeouts) and each flow's I/O: header and payload out,
-// the ack or the pulled bytes in, the record when it ends.
+// that is due, sweep for timeouts), each flow's start on a connection's
+// channel, and its record when the channel reports its end.
 #include <pthread.h>
 #include <sched.h>
-#include <sys/epoll.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -24,12 +20,11 @@
 namespace xtk::client_detail {
 namespace {
 
-constexpr std::size_t kChunk = 1 << 18;
 constexpr std::int64_t kSweepNs = 10'000'000;
 constexpr std::int64_t kIdleWaitNs = 5'000'000;  // longest sleep while the feeder may add flows
 constexpr std::int64_t kPublishNs = 20'000'000;
-// Data transfer yields to the scheduler this long before the next flow's start:
-// about what one more chunk of copying takes.
+// Behind schedule, events still go through this long before a start: about
+// what one chunk of copying takes (a channel yields as long before it).
 constexpr std::int64_t kYieldNs = 30'000;
 // Before a start, no I/O begins this late: about what one small write takes.
 constexpr std::int64_t kLastStretchNs = 10'000;
@@ -40,11 +35,6 @@ constexpr std::int64_t kBatchNs = 50'000;
 // (kBreatheNs) while no start is near, so they run a little and often.
 constexpr std::int64_t kBreatheAfterNs = 2'000'000;
 constexpr std::int64_t kBreatheNs = 20'000;
-
-const std::vector<char>& zeros() {
-  static const std::vector<char> buffer(kChunk, 0);
-  return buffer;
-}
 
 }  // namespace
 
@@ -75,32 +65,25 @@ void Worker::Impl::record(const PlannedFlow& plan, std::int64_t start_abs, std::
   batch.push_back(std::move(r));
 }
 
-void Worker::Impl::apply_class(Connection& c, const PlannedFlow& plan) {
-  const int family = shared.destinations[c.dst].address.family();
-  if (c.dscp != plan.dscp && set_dscp(c.fd.get(), family, plan.dscp) == 0) c.dscp = plan.dscp;
-  if (c.pacing_bps != plan.rate_bps && set_pacing_bps(c.fd.get(), plan.rate_bps) == 0) c.pacing_bps = plan.rate_bps;
-}
-
 void Worker::Impl::launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::int64_t now) {
   if (flow->start_abs == 0) flow->start_abs = now;
   const PlannedFlow& plan = flow->plan;
-  apply_class(c, plan);
-  FlowHeader h;
-  h.direction = plan.stream ? Direction::push : opt.direction;
-  h.stream = plan.stream;
-  h.flow_id = plan.id;
-  h.size_bytes = plan.size_bytes;
-  h.token = opt.token;
-  flow->header = encode(h);
-  flow->payload_left = h.direction == Direction::push && !plan.stream ? plan.size_bytes : 0;
-  flow->receive_left = h.direction == Direction::pull ? plan.size_bytes : 0;
+  FlowStart start;
+  start.id = plan.id;
+  start.direction = plan.stream ? Direction::push : opt.direction;
+  start.stream = plan.stream;
+  start.size_bytes = plan.size_bytes;
+  start.stop_abs_ns = shared.start_mono_ns + plan.stop_ns;
+  start.token = opt.token;
+  start.dscp = plan.dscp;
+  start.rate_bps = plan.rate_bps;
   if (!c.flow) {
     ++active;
     if (plan.stream) ++streams;
   }
   c.flow = std::move(flow);
   c.state = Connection::State::busy;
-  write_flow(c, now);
+  c.channel->start(start, now);
 }
 
 // Releases a connection after its flow: reuse it (pool) or close it.
@@ -127,153 +110,59 @@ void Worker::Impl::release(Connection& c, bool reusable, std::int64_t now) {
   }
   c.state = Connection::State::idle;
   ds.idle.push_back(&c);
-  set_events(c, EPOLLIN | EPOLLRDHUP);
 }
 
-void Worker::Impl::finish(Connection& c, FlowStatus status, std::string error, std::int64_t now) {
+void Worker::Impl::finish(Connection& c, FlowStatus status, std::string error, std::uint64_t stream_bytes,
+                          std::int64_t now) {
   const ActiveFlow& f = *c.flow;
-  const std::uint64_t size = f.plan.stream ? f.stream_bytes : f.plan.size_bytes;
+  const std::uint64_t size = f.plan.stream ? stream_bytes : f.plan.size_bytes;
   record(f.plan, f.start_abs, status == FlowStatus::ok ? now : 0, status, std::move(error), size);
   release(c, status == FlowStatus::ok && !f.plan.stream, now);
 }
 
-void Worker::Impl::write_flow(Connection& c, std::int64_t now) {
-  ActiveFlow& f = *c.flow;
-  const bool stream = f.plan.stream;
-  while (f.header_sent < kFlowHeaderBytes || f.payload_left > 0 || stream) {
-    if (stream && now >= shared.start_mono_ns + f.plan.stop_ns) {
-      shutdown(c.fd.get(), SHUT_WR);
-      finish(c, FlowStatus::ok, "", now);
-      return;
-    }
-    iovec iov[2];
-    int count = 0;
-    if (f.header_sent < kFlowHeaderBytes) {
-      iov[count++] = {f.header.data() + f.header_sent, kFlowHeaderBytes - f.header_sent};
-    }
-    // Small writes near the next start, so one copy cannot make it late
-    // (the first write of a flow whose successor is due right after it too).
-    const std::int64_t until_next = next_due() - now;
-    const std::size_t chunk = until_next < kYieldNs ? kChunk / 64 : until_next < 20 * kYieldNs ? kChunk / 8 : kChunk;
-    const std::size_t payload = stream ? chunk : std::min<std::uint64_t>(f.payload_left, chunk);
-    if (payload > 0) iov[count++] = {const_cast<char*>(zeros().data()), payload};
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<std::size_t>(count);
-    const ssize_t n = sendmsg(c.fd.get(), &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) {
-        set_events(c, EPOLLOUT | EPOLLIN | EPOLLRDHUP);
-        return;
-      }
-      finish(c, FlowStatus::failed, fmt::format("send: {}", errno_text(errno)), now);
-      return;
-    }
-    auto sent = static_cast<std::size_t>(n);
-    const std::size_t header_part = std::min(sent, kFlowHeaderBytes - f.header_sent);
-    f.header_sent += header_part;
-    sent -= header_part;
-    if (stream) {
-      f.stream_bytes += sent;
-    } else {
-      f.payload_left -= sent;
-    }
-    now = monotonic_ns();
-    if ((f.payload_left > 0 || stream) && now + kYieldNs >= next_due()) {
-      set_events(c, EPOLLOUT | EPOLLIN | EPOLLRDHUP);  // level-triggered: resumes after the start
-      return;
-    }
-  }
-  set_events(c, EPOLLIN | EPOLLRDHUP);  // the ack (push) or the data (pull)
-}
-
-void Worker::Impl::read_flow(Connection& c, std::int64_t now) {
-  ActiveFlow& f = *c.flow;
-  while (true) {
-    ssize_t n = 0;
-    if (f.receive_left > 0) {
-      n = recv(c.fd.get(), const_cast<char*>(zeros().data()), std::min<std::uint64_t>(f.receive_left, kChunk),
-               MSG_TRUNC);
-    } else if (!f.plan.stream && opt.direction == Direction::push && f.header_sent == kFlowHeaderBytes &&
-               f.payload_left == 0) {
-      n = recv(c.fd.get(), f.ack.data() + f.ack_got, kAckBytes - f.ack_got, 0);
-    } else {
-      char probe = 0;  // nothing is due now: only a close or an error can arrive
-      n = recv(c.fd.get(), &probe, 1, MSG_PEEK);
-      if (n > 0) return;
-    }
-    if (n == 0) {
-      finish(c, FlowStatus::failed, "the server closed the connection mid-flow", now);
-      return;
-    }
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) return;
-      finish(c, FlowStatus::failed, fmt::format("recv: {}", errno_text(errno)), now);
-      return;
-    }
-    if (f.receive_left > 0) {
-      f.receive_left -= static_cast<std::uint64_t>(n);
-      if (f.receive_left == 0) {
-        finish(c, FlowStatus::ok, "", monotonic_ns());
-        return;
-      }
-      if (monotonic_ns() + kYieldNs >= next_due()) return;  // level-triggered: resumes after the start
-      continue;
-    }
-    f.ack_got += static_cast<std::size_t>(n);
-    if (f.ack_got == kAckBytes) {
-      if (decode_ack(f.ack) != f.plan.id) {
-        finish(c, FlowStatus::failed, "acknowledgement for another flow", now);
-      } else {
-        finish(c, FlowStatus::ok, "", now);
-      }
-      return;
-    }
-  }
-}
-
-void Worker::Impl::on_event(Connection& c, std::uint32_t events, std::int64_t now) {
+void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
   DestinationState& ds = dst_state(c.dst);
-  if (c.state == Connection::State::connecting) {
-    // The pending error is read only when epoll reports one: a syscall saved per connection.
-    const int error = (events & (EPOLLERR | EPOLLHUP)) ? socket_error(c.fd.get()) : 0;
-    if (c.warm) --warm_left;
-    if (error != 0 || (events & (EPOLLERR | EPOLLHUP))) {
-      auto flow = std::move(c.flow);
-      if (flow) {
-        --active;
-        if (flow->plan.stream) --streams;
-      }
-      const std::uint32_t dst = c.dst;
-      close_connection(c);
-      connect_failed(dst, error != 0 ? error : ECONNREFUSED, now, std::move(flow));
-      return;
-    }
-    forget_connecting(ds, c);
-    ds.backoff_ns = 0;
-    ds.failing_since = 0;
-    ds.last_error.clear();
-    if (c.flow) {
-      c.state = Connection::State::busy;
-      auto flow = std::move(c.flow);
-      --active;
-      if (flow->plan.stream) --streams;
-      launch(c, std::move(flow), now);
-    } else {
-      release(c, true, now);
-    }
-    return;
+  if (c.warm) --warm_left;
+  forget_connecting(ds, c);
+  ds.backoff_ns = 0;
+  ds.failing_since = 0;
+  ds.last_error.clear();
+  if (c.flow) {
+    c.state = Connection::State::busy;
+    auto flow = std::move(c.flow);
+    --active;
+    if (flow->plan.stream) --streams;
+    launch(c, std::move(flow), now);
+  } else {
+    release(c, true, now);
   }
-  if (c.state == Connection::State::idle) {
-    close_connection(c);  // an idle connection only wakes when the server closes it
-    return;
-  }
-  if (events & EPOLLOUT) {
-    write_flow(c, now);
-    if (connections.count(&c) == 0 || c.state != Connection::State::busy) return;
-  }
-  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) read_flow(c, now);
 }
+
+void Worker::Impl::on_connect_failed(Connection& c, int error, std::int64_t now) {
+  if (c.warm) --warm_left;
+  auto flow = std::move(c.flow);
+  if (flow) {
+    --active;
+    if (flow->plan.stream) --streams;
+  }
+  const std::uint32_t dst = c.dst;
+  close_connection(c);
+  connect_failed(dst, error, now, std::move(flow));
+}
+
+void Connection::connected(std::int64_t now) { worker.on_connected(*this, now); }
+
+void Connection::connect_failed(int error, std::int64_t now) { worker.on_connect_failed(*this, error, now); }
+
+void Connection::flow_ended(FlowEnd end, std::int64_t now) {
+  if (!flow) return;  // cancelled meanwhile
+  worker.finish(*this, end.ok ? FlowStatus::ok : FlowStatus::failed, std::move(end.error), end.bytes, now);
+}
+
+// An idle connection only wakes when the server closes it.
+void Connection::closed(std::int64_t) { worker.close_connection(*this); }
+
+std::int64_t Connection::next_due() const { return worker.next_due(); }
 
 void Worker::Impl::begin(const PlannedFlow& plan, std::int64_t now) {
   DestinationState& ds = dst_state(plan.dst);
@@ -311,7 +200,7 @@ void Worker::Impl::sweep(std::int64_t now) {
   }
   for (Connection* c : late) {
     finish(*c, FlowStatus::timeout, fmt::format("no end within {} s", static_cast<double>(opt.flow_timeout_ns) / 1e9),
-           now);
+           0, now);
   }
   for (std::uint32_t d = 0; d < dsts.size(); ++d) {
     DestinationState& ds = dsts[d];
@@ -354,7 +243,7 @@ void Worker::Impl::cancel_all(bool in_flight) {
   for (Connection* c : busy) {
     const ActiveFlow& f = *c->flow;
     record(f.plan, c->state == Connection::State::busy ? f.start_abs : 0, 0, FlowStatus::cancelled,
-           "interrupted in flight", f.plan.stream ? f.stream_bytes : f.plan.size_bytes);
+           "interrupted in flight", f.plan.stream ? 0 : f.plan.size_bytes);
     close_connection(*c);
   }
 }
@@ -380,7 +269,7 @@ void Worker::Impl::prepare_thread(unsigned index) {
 
 // Waits for I/O until `deadline` (absolute): with `spin`, sleeps until --spin
 // before it, polls epoll, and spins on the clock for the last stretch.
-void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::vector<epoll_event>& events) {
+void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin) {
   std::int64_t now = monotonic_ns();
   // The last stretch before a start is spun on the clock alone: an epoll
   // call there could return after the start, with an event that would then
@@ -404,21 +293,19 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::vector
     last_sleep = monotonic_ns();
   }
   const timespec timeout = to_timespec(wait_ns);
-  const int n = epoll_pwait2(epoll.get(), events.data(), static_cast<int>(events.size()), &timeout, nullptr);
-  if (n == 0 && wait_ns > 0) last_sleep = monotonic_ns();
-  const std::int64_t io_from = monotonic_ns();
-  for (int i = 0; i < n; ++i) {
+  std::int64_t io_from = -1;  // when the events began to be handled
+  const int n = poller.dispatch(&timeout, [&]() -> std::int64_t {
     const std::int64_t now_i = monotonic_ns();
+    if (io_from < 0) io_from = now_i;
     // A flow start comes first; the events left are reported again (level-triggered).
     // Events still go through close to a start while they can end before it
     // (near a start, each does one small write or read): with starts a few
     // tens of microseconds apart, that is the only time the I/O gets.
     const std::int64_t due = next_due();
-    if (due - now_i <= kLastStretchNs && !(behind && now_i - io_from < kYieldNs)) return;
-    auto* c = static_cast<Connection*>(events[i].data.ptr);
-    if (connections.count(c) == 0) continue;  // closed by an earlier event in this batch
-    on_event(*c, events[i].events, now_i);
-  }
+    if (due - now_i <= kLastStretchNs && !(behind && now_i - io_from < kYieldNs)) return -1;
+    return now_i;
+  });
+  if (n == 0 && wait_ns > 0) last_sleep = monotonic_ns();
 }
 
 void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
@@ -432,7 +319,6 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       }
     }
   }
-  std::vector<epoll_event> events(256);
   std::int64_t next_sweep = now + kSweepNs;
   bool cancelled_in_flight = false;
   while (true) {
@@ -496,7 +382,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       if (fresh > 0)
         refeed = std::min(refeed, ds.connecting[ds.connecting.size() - fresh]->opened_abs + kStaleConnectNs + 1);
     }
-    wait_and_handle(std::min(deadline, refeed), spin, events);
+    wait_and_handle(std::min(deadline, refeed), spin);
     now = monotonic_ns();
     if (now >= refeed) {
       for (std::uint32_t d = 0; d < dsts.size(); ++d) {
@@ -511,7 +397,9 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
           due.push_back(ptr);
         }
       }
-      for (Connection* c : due) write_flow(*c, now);
+      for (Connection* c : due) {
+        if (connections.count(c) != 0) c->channel->stop_stream(now);  // an earlier one's end may close others
+      }
     }
     if (now >= next_sweep) {
       sweep(now);

@@ -55,6 +55,8 @@ struct Shared {
   bool publish(std::vector<FlowRecord>& batch, bool wait);
 };
 
+struct Connection;
+
 class Worker {
  public:
   Worker(Shared& shared, unsigned index);
@@ -68,6 +70,7 @@ class Worker {
 
  private:
   struct Impl;
+  friend struct Connection;  // a pooled connection passes its channel's events to Impl
   Shared& shared_;
   unsigned index_;
   SpscRing<PlannedFlow> ring_;

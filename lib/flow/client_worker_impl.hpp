@@ -1,13 +1,12 @@
 // One worker thread of the client: the feeder (client.cpp) hands it flows
 // through its ring; it starts each at its deadline on a connection of its
-// pool and moves the flow's bytes. Its parts live in two files:
-//   client_worker.cpp  the event loop, the timing of starts, each flow's I/O;
+// pool, whose channel (lib/transport: TCP, ...) moves the flow's bytes. Its
+// parts live in two files:
+//   client_worker.cpp  the event loop, the timing of starts, each flow's start and end;
 //   client_pool.cpp    the connection pool: per-destination state, opening
 //                      ahead of starts (--pool-ahead), backoff, stale handshakes.
 // Internal to lib/flow.
 #pragma once
-
-#include <sys/epoll.h>
 
 #include <cstdint>
 #include <cstring>
@@ -21,6 +20,7 @@
 
 #include "core/error.hpp"
 #include "flow/client_worker.hpp"
+#include "transport/transport.hpp"
 
 namespace xtk::client_detail {
 
@@ -32,23 +32,25 @@ constexpr std::int64_t kStaleConnectNs = 3'000'000;
 struct ActiveFlow {
   PlannedFlow plan;
   std::int64_t start_abs = 0;
-  HeaderBytes header{};
-  std::size_t header_sent = 0;
-  std::uint64_t payload_left = 0, receive_left = 0, stream_bytes = 0;
-  AckBytes ack{};
-  std::size_t ack_got = 0;
 };
 
-struct Connection {
+// A pooled connection: the pool's state of it, and the transport's channel,
+// whose events it passes on to the worker.
+struct Connection final : ChannelOwner {
   enum class State { connecting, idle, busy } state = State::connecting;
-  Fd fd;
+  Worker::Impl& worker;
+  std::unique_ptr<Channel> channel;
   std::uint32_t dst = 0;
   std::unique_ptr<ActiveFlow> flow;  // per-flow policy: attached while connecting too
-  int dscp = 0;
-  std::uint64_t pacing_bps = 0;
-  std::uint32_t events = 0;
-  bool warm = false;  // opened before the start
+  bool warm = false;                 // opened before the start
   std::int64_t opened_abs = 0;
+
+  explicit Connection(Worker::Impl& w) : worker(w) {}
+  void connected(std::int64_t now) override;
+  void connect_failed(int error, std::int64_t now) override;
+  void flow_ended(FlowEnd end, std::int64_t now) override;
+  void closed(std::int64_t now) override;
+  std::int64_t next_due() const override;
 };
 
 struct DestinationState {
@@ -68,7 +70,8 @@ struct Worker::Impl {
   Shared& shared;
   const ClientOptions& opt;
   Worker& self;
-  Fd epoll;
+  Poller poller;
+  std::unique_ptr<ClientTransport> transport;
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections;
   std::vector<DestinationState> dsts;
   std::vector<FlowRecord> batch;
@@ -80,8 +83,13 @@ struct Worker::Impl {
   std::int64_t last_publish = 0;
   std::int64_t last_sleep = 0;  // when the worker last slept (blocked in a wait)
 
-  Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), epoll(epoll_create1(EPOLL_CLOEXEC)) {
-    if (!epoll) throw Error(fmt::format("epoll_create1: {}", errno_text(errno)));
+  Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w) {
+    ChannelOptions channel;
+    channel.nodelay = opt.nodelay;
+    channel.send_buffer = opt.send_buffer;
+    channel.receive_buffer = opt.receive_buffer;
+    channel.congestion_control = opt.congestion_control;
+    transport = make_client_transport(opt.transport, channel, poller);
   }
 
   DestinationState& dst_state(std::uint32_t dst) {
@@ -96,15 +104,6 @@ struct Worker::Impl {
     if (shared.stopping.load(std::memory_order_relaxed)) return INT64_MAX;
     const PlannedFlow* plan = self.ring_.front();
     return plan ? shared.start_mono_ns + plan->sched_ns : INT64_MAX;
-  }
-
-  void set_events(Connection& c, std::uint32_t events) {
-    if (c.events == events) return;
-    epoll_event ev{};
-    ev.events = events;
-    ev.data.ptr = &c;
-    epoll_ctl(epoll.get(), c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd.get(), &ev);
-    c.events = events;
   }
 
   // The connection pool (client_pool.cpp).
@@ -123,18 +122,16 @@ struct Worker::Impl {
   // Flows and the event loop (client_worker.cpp).
   void record(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status,
               std::string error, std::uint64_t size);
-  void apply_class(Connection& c, const PlannedFlow& plan);
   void launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::int64_t now);
   void release(Connection& c, bool reusable, std::int64_t now);
-  void finish(Connection& c, FlowStatus status, std::string error, std::int64_t now);
-  void write_flow(Connection& c, std::int64_t now);
-  void read_flow(Connection& c, std::int64_t now);
-  void on_event(Connection& c, std::uint32_t events, std::int64_t now);
+  void finish(Connection& c, FlowStatus status, std::string error, std::uint64_t stream_bytes, std::int64_t now);
+  void on_connected(Connection& c, std::int64_t now);
+  void on_connect_failed(Connection& c, int error, std::int64_t now);
   void begin(const PlannedFlow& plan, std::int64_t now);
   void sweep(std::int64_t now);
   void cancel_all(bool in_flight);
   void prepare_thread(unsigned index);
-  void wait_and_handle(std::int64_t deadline, bool spin, std::vector<epoll_event>& events);
+  void wait_and_handle(std::int64_t deadline, bool spin);
   void run(unsigned index, const std::vector<std::uint32_t>& warm);
 };
 

@@ -1,7 +1,9 @@
-// xtk-server's engine: accepts connections on N worker threads (one epoll set
-// and one SO_REUSEPORT listener per address each), reads flow headers and
-// sinks (push) or sources (pull) the flows' bytes. Bounded in connections,
-// header time, idle time and flow size; a bad peer costs only its connection.
+// xtk-server's engine: N worker threads, each with its own event loop and its
+// own instance of the transport (lib/transport), which accepts channels on
+// every address (TCP: one SO_REUSEPORT listener per worker), reads flow
+// headers and sinks (push) or sources (pull) the flows' bytes. Bounded in
+// connections, header time, idle time and flow size; a bad peer costs only
+// its connection.
 #pragma once
 
 #include <atomic>
@@ -13,11 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "transport/socket.hpp"
+#include "transport/transport.hpp"
 
 namespace xtk {
 
 struct ServerOptions {
+  std::string transport = "tcp";  // lib/transport's registry
   std::vector<std::string> listen{"[::]:7000"};
   unsigned threads = 1;
   std::size_t max_connections = 10000;
@@ -59,10 +62,11 @@ class Server {
  private:
   struct Worker;
   ServerOptions options_;
+  ServerSettings settings_;
   std::vector<SocketAddress> addresses_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stopping_{false};
-  std::atomic<std::uint64_t> open_{0};
+  std::atomic<std::size_t> open_{0};
 };
 
 }  // namespace xtk

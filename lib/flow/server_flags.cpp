@@ -1,12 +1,18 @@
 #include "flow/server_flags.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "core/cli.hpp"
 #include "core/units.hpp"
-#include "transport/wire.hpp"
+#include "transport/transport.hpp"
 
 namespace xtk {
 
 void add_flags(CLI::App& app, ServerFlags& f) {
+  app.add_option("--transport", f.transport,
+                 fmt::format("how flows move: {} (docs/flow-engine.md)", fmt::join(transport_names(), ", ")))
+      ->capture_default_str();
   app.add_option("-l,--listen", f.listen, "address:port to listen on, repeatable ([::]:7000 takes IPv4 too)")
       ->capture_default_str();
   app.add_option("-T,--threads", f.threads, "worker threads, each with its own epoll set and listener")
@@ -32,7 +38,8 @@ std::vector<std::string> to_arguments(const ServerFlags& f) {
   const ServerFlags d;
   Arguments a;
   if (f.listen != d.listen) a.each("--listen", f.listen);
-  return a.option("--threads", f.threads, d.threads)
+  return a.option("--transport", f.transport, d.transport)
+      .option("--threads", f.threads, d.threads)
       .option("--max-connections", f.max_connections, d.max_connections)
       .option("--header-timeout", f.header_timeout, d.header_timeout)
       .option("--idle-timeout", f.idle_timeout, d.idle_timeout)
@@ -49,6 +56,7 @@ std::vector<std::string> to_arguments(const ServerFlags& f) {
 
 ServerOptions to_options(const ServerFlags& f) {
   ServerOptions o;
+  o.transport = f.transport;
   o.listen = f.listen;
   o.threads = f.threads;
   o.max_connections = f.max_connections;

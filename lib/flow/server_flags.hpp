@@ -14,6 +14,7 @@
 namespace xtk {
 
 struct ServerFlags {
+  std::string transport = "tcp";
   std::vector<std::string> listen{"[::]:7000"};
   unsigned threads = 1;
   std::size_t max_connections = 10000;

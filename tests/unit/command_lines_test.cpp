@@ -52,6 +52,7 @@ std::vector<std::string> arguments_of(std::vector<std::string> command) {
 
 TEST(CommandLines, ServerFlagsRoundTrip) {
   ServerFlags f;
+  f.transport = "rdma";
   f.listen = {"10.0.0.1:7001", "[::1]:7002"};
   f.threads = 3;
   f.max_connections = 77;
@@ -74,6 +75,7 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   ClientFlags f;
   f.schedule = "web.csv";
   f.records = "out.jsonl";
+  f.transport = "rdma";
   f.map = {"h1=10.0.0.2", "h2=10.0.0.3:7001"};
   f.cpus = {"0", "0-1"};
   f.port = 7100;

@@ -1,0 +1,37 @@
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "transport/transport.hpp"
+
+namespace xtk {
+
+Poller::Poller() : epoll_(epoll_create1(EPOLL_CLOEXEC)) {
+  if (!epoll_) throw Error(fmt::format("epoll_create1: {}", std::strerror(errno)));
+}
+
+void Poller::add(int fd, EventSource& source, std::uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = &source;
+  if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+    throw Error(fmt::format("epoll_ctl: {}", std::strerror(errno)));
+  }
+  alive_.insert(&source);
+}
+
+void Poller::modify(int fd, EventSource& source, std::uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = &source;
+  epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev);
+}
+
+int Poller::wait(const timespec* timeout) {
+  const int n = epoll_pwait2(epoll_.get(), events_.data(), static_cast<int>(events_.size()), timeout, nullptr);
+  return n < 0 ? 0 : n;  // EINTR: nothing this time
+}
+
+}  // namespace xtk

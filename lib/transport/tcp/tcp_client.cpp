@@ -1,0 +1,243 @@
+// A flow on a TCP connection, client side: the header and the payload out
+// (push) or the payload in (pull), the acknowledgement of a push, the
+// connection's end. Writes shrink and yield as the owner's next start nears.
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "transport/tcp/tcp.hpp"
+
+namespace xtk::tcp {
+namespace {
+
+constexpr std::size_t kChunk = 1 << 18;
+// Transfer yields to the scheduler this long before the next flow's start:
+// about what one more chunk of copying takes.
+constexpr std::int64_t kYieldNs = 30'000;
+
+const std::vector<char>& zeros() {
+  static const std::vector<char> buffer(kChunk, 0);
+  return buffer;
+}
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+class TcpChannel final : public Channel, public EventSource {
+ public:
+  TcpChannel(Fd fd, int family, ChannelOwner& owner, Poller& poller)
+      : fd_(std::move(fd)), family_(family), owner_(owner), poller_(poller) {
+    set_events(EPOLLOUT);  // writable: the handshake completed (or failed)
+  }
+  ~TcpChannel() override { poller_.forget(*this); }
+  TcpChannel(const TcpChannel&) = delete;
+  TcpChannel& operator=(const TcpChannel&) = delete;
+
+  void start(const FlowStart& flow, std::int64_t now) override {
+    if (dscp_ != flow.dscp && set_dscp(fd_.get(), family_, flow.dscp) == 0) dscp_ = flow.dscp;
+    if (pacing_bps_ != flow.rate_bps && set_pacing_bps(fd_.get(), flow.rate_bps) == 0) pacing_bps_ = flow.rate_bps;
+    FlowHeader h;
+    h.direction = flow.direction;
+    h.stream = flow.stream;
+    h.flow_id = flow.id;
+    h.size_bytes = flow.size_bytes;
+    h.token = flow.token;
+    flow_ = flow;
+    header_ = encode(h);
+    header_sent_ = 0;
+    payload_left_ = flow.direction == Direction::push && !flow.stream ? flow.size_bytes : 0;
+    receive_left_ = flow.direction == Direction::pull ? flow.size_bytes : 0;
+    stream_bytes_ = 0;
+    ack_got_ = 0;
+    state_ = State::busy;
+    write(now);
+  }
+
+  void stop_stream(std::int64_t now) override {
+    if (state_ == State::busy && flow_.stream) write(now);
+  }
+
+  void on_events(std::uint32_t events, std::int64_t now) override {
+    if (state_ == State::connecting) {
+      // The pending error is read only when epoll reports one: a syscall saved per connection.
+      const bool failed = (events & (EPOLLERR | EPOLLHUP)) != 0;
+      const int error = failed ? socket_error(fd_.get()) : 0;
+      if (failed) {
+        owner_.connect_failed(error != 0 ? error : ECONNREFUSED, now);
+        return;
+      }
+      state_ = State::idle;
+      set_events(EPOLLIN | EPOLLRDHUP);
+      owner_.connected(now);
+      return;
+    }
+    if (state_ == State::idle) {
+      owner_.closed(now);  // an idle connection only wakes when the server closes it
+      return;
+    }
+    if (events & EPOLLOUT) {
+      if (!write(now)) return;
+    }
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) read(now);
+  }
+
+ private:
+  enum class State { connecting, idle, busy };
+
+  void set_events(std::uint32_t events) {
+    if (events_ == events) return;
+    if (events_ == 0) {
+      poller_.add(fd_.get(), *this, events);
+    } else {
+      poller_.modify(fd_.get(), *this, events);
+    }
+    events_ = events;
+  }
+
+  // Ends the flow: the owner may start the next one on this channel or close it.
+  void end(bool ok, std::string error, std::int64_t now) {
+    state_ = State::idle;
+    if (ok) set_events(EPOLLIN | EPOLLRDHUP);
+    owner_.flow_ended({ok, std::move(error), stream_bytes_}, now);
+  }
+
+  // Sends what it can; false when the flow ended (the channel may be gone).
+  bool write(std::int64_t now) {
+    const bool stream = flow_.stream;
+    while (header_sent_ < kFlowHeaderBytes || payload_left_ > 0 || stream) {
+      if (stream && now >= flow_.stop_abs_ns) {
+        shutdown(fd_.get(), SHUT_WR);
+        end(true, "", now);
+        return false;
+      }
+      iovec iov[2];
+      int count = 0;
+      if (header_sent_ < kFlowHeaderBytes) iov[count++] = {header_.data() + header_sent_, kFlowHeaderBytes - header_sent_};
+      // Small writes near the next start, so one copy cannot make it late
+      // (the first write of a flow whose successor is due right after it too).
+      const std::int64_t until_next = owner_.next_due() - now;
+      const std::size_t chunk = until_next < kYieldNs ? kChunk / 64 : until_next < 20 * kYieldNs ? kChunk / 8 : kChunk;
+      const std::size_t payload = stream ? chunk : std::min<std::uint64_t>(payload_left_, chunk);
+      if (payload > 0) iov[count++] = {const_cast<char*>(zeros().data()), payload};
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<std::size_t>(count);
+      const ssize_t n = sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) {
+          set_events(EPOLLOUT | EPOLLIN | EPOLLRDHUP);
+          return true;
+        }
+        end(false, fmt::format("send: {}", errno_text(errno)), now);
+        return false;
+      }
+      auto sent = static_cast<std::size_t>(n);
+      const std::size_t header_part = std::min(sent, kFlowHeaderBytes - header_sent_);
+      header_sent_ += header_part;
+      sent -= header_part;
+      if (stream) {
+        stream_bytes_ += sent;
+      } else {
+        payload_left_ -= sent;
+      }
+      now = monotonic_ns();
+      if ((payload_left_ > 0 || stream) && now + kYieldNs >= owner_.next_due()) {
+        set_events(EPOLLOUT | EPOLLIN | EPOLLRDHUP);  // level-triggered: resumes after the start
+        return true;
+      }
+    }
+    set_events(EPOLLIN | EPOLLRDHUP);  // the ack (push) or the data (pull)
+    return true;
+  }
+
+  void read(std::int64_t now) {
+    while (true) {
+      ssize_t n = 0;
+      if (receive_left_ > 0) {
+        n = recv(fd_.get(), const_cast<char*>(zeros().data()), std::min<std::uint64_t>(receive_left_, kChunk),
+                 MSG_TRUNC);
+      } else if (!flow_.stream && flow_.direction == Direction::push && header_sent_ == kFlowHeaderBytes &&
+                 payload_left_ == 0) {
+        n = recv(fd_.get(), ack_.data() + ack_got_, kAckBytes - ack_got_, 0);
+      } else {
+        char probe = 0;  // nothing is due now: only a close or an error can arrive
+        n = recv(fd_.get(), &probe, 1, MSG_PEEK);
+        if (n > 0) return;
+      }
+      if (n == 0) {
+        end(false, "the server closed the connection mid-flow", now);
+        return;
+      }
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) return;
+        end(false, fmt::format("recv: {}", errno_text(errno)), now);
+        return;
+      }
+      if (receive_left_ > 0) {
+        receive_left_ -= static_cast<std::uint64_t>(n);
+        if (receive_left_ == 0) {
+          end(true, "", monotonic_ns());
+          return;
+        }
+        if (monotonic_ns() + kYieldNs >= owner_.next_due()) return;  // level-triggered: resumes after the start
+        continue;
+      }
+      ack_got_ += static_cast<std::size_t>(n);
+      if (ack_got_ == kAckBytes) {
+        if (decode_ack(ack_) != flow_.id) {
+          end(false, "acknowledgement for another flow", now);
+        } else {
+          end(true, "", now);
+        }
+        return;
+      }
+    }
+  }
+
+  Fd fd_;
+  int family_;
+  ChannelOwner& owner_;
+  Poller& poller_;
+  State state_ = State::connecting;
+  std::uint32_t events_ = 0;
+  int dscp_ = 0;
+  std::uint64_t pacing_bps_ = 0;
+  FlowStart flow_;
+  HeaderBytes header_{};
+  std::size_t header_sent_ = 0;
+  std::uint64_t payload_left_ = 0, receive_left_ = 0, stream_bytes_ = 0;
+  AckBytes ack_{};
+  std::size_t ack_got_ = 0;
+};
+
+class TcpClient final : public ClientTransport {
+ public:
+  TcpClient(const ChannelOptions& options, Poller& poller) : options_(options), poller_(poller) {}
+
+  std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, int* error) override {
+    Fd fd = connect_tcp_nonblocking(server, error);
+    if (!fd) return nullptr;
+    set_nodelay(fd.get(), options_.nodelay);
+    set_buffers(fd.get(), options_.send_buffer, options_.receive_buffer);
+    if (!options_.congestion_control.empty()) set_congestion_control(fd.get(), options_.congestion_control);
+    return std::make_unique<TcpChannel>(std::move(fd), server.family(), owner, poller_);
+  }
+
+ private:
+  ChannelOptions options_;
+  Poller& poller_;
+};
+
+}  // namespace
+
+std::unique_ptr<ClientTransport> make_client(const ChannelOptions& options, Poller& poller) {
+  return std::make_unique<TcpClient>(options, poller);
+}
+
+}  // namespace xtk::tcp

@@ -1,0 +1,200 @@
+// The flow engine's transports, behind one interface (as gloo's
+// transport::Device/Pair and iperf3's struct protocol): xtk-client's workers
+// and xtk-server's workers own the schedule, the connection pool, the records
+// and the counters; a transport owns how a flow's bytes move.
+//
+//   client  ClientTransport::connect opens a Channel to a server; the worker
+//           starts one flow at a time on it (FlowStart) and hears back through
+//           its ChannelOwner: connected, connect_failed, flow_ended, closed.
+//   server  ServerTransport accepts channels on the worker's addresses and
+//           serves the flows they carry (sink a push, source a pull, ack),
+//           admitting each with admit_flow and counting into ServerStats.
+//
+// Both run inside the worker's one event loop: a transport registers its
+// descriptors (sockets, a completion channel) with the worker's Poller, so
+// completions are waited on together with the worker's deadlines. Every call
+// comes on the worker's thread.
+//
+// A new transport is one directory (lib/transport/<name>/) and one line in
+// registry.cpp.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "transport/socket.hpp"
+#include "transport/wire.hpp"
+
+namespace xtk {
+
+// Something with a descriptor in a worker's Poller.
+class EventSource {
+ public:
+  virtual void on_events(std::uint32_t events, std::int64_t now) = 0;
+
+ protected:
+  ~EventSource() = default;
+};
+
+// One worker's epoll set. Sources are dispatched while alive: one that an
+// earlier event of the same batch closed is skipped.
+class Poller {
+ public:
+  Poller();  // throws Error
+  // Level-triggered events of `fd`, reported to `source`.
+  void add(int fd, EventSource& source, std::uint32_t events);
+  void modify(int fd, EventSource& source, std::uint32_t events);
+  // When the source goes away; closing its descriptor takes it out of the set.
+  void forget(EventSource& source) { alive_.erase(&source); }
+  // Waits up to `timeout` (nullptr: forever) and dispatches each event,
+  // calling `before_each()` first: it returns the time to hand the source, or
+  // -1 to leave the rest for the next wait (level-triggered: they are
+  // reported again). Returns the number of events the wait reported.
+  template <typename BeforeEach>
+  int dispatch(const timespec* timeout, BeforeEach before_each);
+  int fd() const { return epoll_.get(); }
+
+ private:
+  int wait(const timespec* timeout);
+  Fd epoll_;
+  std::vector<epoll_event> events_ = std::vector<epoll_event>(256);
+  std::unordered_set<EventSource*> alive_;
+};
+
+// ---- client side ----
+
+struct FlowStart {
+  std::uint64_t id = 0;
+  Direction direction = Direction::push;
+  bool stream = false;  // push until stop_abs_ns; size_bytes is ignored
+  std::uint64_t size_bytes = 0;
+  std::int64_t stop_abs_ns = 0;  // a stream's end, CLOCK_MONOTONIC
+  std::uint64_t token = 0;
+  int dscp = 0;                // traffic class, 0-63
+  std::uint64_t rate_bps = 0;  // pacing cap, 0 = none
+};
+
+struct FlowEnd {
+  bool ok = false;
+  std::string error;        // why it failed
+  std::uint64_t bytes = 0;  // a stream: the bytes it sent
+};
+
+// How a channel reports to the worker, one owner per channel. A channel does
+// nothing after a call to its owner: the owner may destroy it, or start its
+// next flow on it, from inside the call.
+class ChannelOwner {
+ public:
+  virtual void connected(std::int64_t now) = 0;
+  virtual void connect_failed(int error, std::int64_t now) = 0;
+  virtual void flow_ended(FlowEnd end, std::int64_t now) = 0;
+  virtual void closed(std::int64_t now) = 0;  // the server closed an idle channel
+  // When the worker's next flow start is due (CLOCK_MONOTONIC): a channel
+  // moving bytes yields before it, so starts keep their precision.
+  virtual std::int64_t next_due() const = 0;
+
+ protected:
+  ~ChannelOwner() = default;
+};
+
+// One connection to a server, carrying one flow at a time, many in turn.
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual void start(const FlowStart& flow, std::int64_t now) = 0;
+  // A stream whose stop time has come: end it (flow_ended follows).
+  virtual void stop_stream(std::int64_t now) = 0;
+};
+
+struct ChannelOptions {
+  bool nodelay = true;
+  int send_buffer = 0, receive_buffer = 0;  // 0: the kernel's autotuning
+  std::string congestion_control;           // empty: the default
+};
+
+class ClientTransport {
+ public:
+  virtual ~ClientTransport() = default;
+  // Starts connecting; the outcome comes through `owner`. A failure known at
+  // once returns nullptr with the errno in *error.
+  virtual std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, int* error) = 0;
+};
+
+// ---- server side ----
+
+struct ServerSettings {
+  std::size_t max_connections = 10000;
+  std::int64_t header_timeout_ns = 5'000'000'000;
+  std::int64_t idle_timeout_ns = 300'000'000'000;
+  std::uint64_t max_flow_bytes = 1ULL << 40;
+  std::uint64_t token = 0;  // 0: none required
+  int send_buffer = 0, receive_buffer = 0;
+};
+
+// Relaxed counters: each server worker writes its own; snapshots add them up.
+struct ServerStats {
+  std::atomic<std::uint64_t> bytes_received{0}, bytes_sent{0}, push_flows{0}, pull_flows{0}, streams{0};
+  std::atomic<std::uint64_t> accepted{0}, rejected_full{0}, rejected_fd_limit{0};
+  std::atomic<std::uint64_t> bad_headers{0}, unauthenticated{0}, too_large{0};
+  std::atomic<std::uint64_t> header_timeouts{0}, idle_timeouts{0}, aborted_flows{0};
+};
+
+inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) {
+  counter.fetch_add(n, std::memory_order_relaxed);
+}
+
+// What every server transport shares: the settings, its worker's counters,
+// and the count of open channels across the workers (--max-connections).
+struct ServerContext {
+  const ServerSettings& settings;
+  ServerStats& stats;
+  std::atomic<std::size_t>& open;
+};
+
+// A flow header checked against the settings (magic, version, token, size;
+// streams are push only), counted as bad, unauthenticated or too large when
+// refused (then nullopt: the channel is closed).
+std::optional<FlowHeader> admit_flow(const HeaderBytes& bytes, const ServerContext& context);
+
+class ServerTransport {
+ public:
+  virtual ~ServerTransport() = default;
+  // Accepts channels on `address`; returns the address bound (port 0: the
+  // kernel's choice). With `shared_port`, each worker listens on the same port.
+  virtual SocketAddress listen(const SocketAddress& address, bool shared_port) = 0;
+  // Closes channels quiet too long (header and idle timeouts).
+  virtual void sweep(std::int64_t now) = 0;
+};
+
+// ---- the registry (registry.cpp) ----
+
+// The transports built in, in the order --help lists them.
+std::vector<std::string> transport_names();
+// Throw UsageError for an unknown name, Error when the transport cannot run here.
+std::unique_ptr<ClientTransport> make_client_transport(const std::string& name, const ChannelOptions& options,
+                                                       Poller& poller);
+std::unique_ptr<ServerTransport> make_server_transport(const std::string& name, const ServerContext& context,
+                                                       Poller& poller);
+
+template <typename BeforeEach>
+int Poller::dispatch(const timespec* timeout, BeforeEach before_each) {
+  const int n = wait(timeout);
+  for (int i = 0; i < n; ++i) {
+    auto* source = static_cast<EventSource*>(events_[i].data.ptr);
+    if (alive_.count(source) == 0) continue;  // closed by an earlier event of this batch
+    const std::int64_t now = before_each();
+    if (now < 0) break;
+    source->on_events(events_[i].events, now);
+  }
+  return n;
+}
+
+}  // namespace xtk
