@@ -10,7 +10,8 @@ packages=(
   iproute2                                          # network-namespace tests
   libgsl-dev python3-matplotlib python3-pandas      # xtk-analyze fits, analysis/ plots
   libpcap-dev tcpdump tshark iperf3 ethtool         # capture: xtk-log, its tests and bench/capture
-  libgloo-dev                                       # xtk-collective's CPU backend (pulls libhiredis-dev, libibverbs-dev)
+  libgloo-dev                                       # xtk-collective's CPU backend (pulls libhiredis-dev)
+  libibverbs-dev                                    # the RDMA transport (rdma-core)
   iperf libtomlplusplus-dev python3                 # bench/flow peers; xtk-run configs
   slurm-wlm munge                                   # the local Slurm cluster of the CI job
   python3-torch patchelf                            # [training] command's test (a Gloo script); scripts/bundle.sh

@@ -52,17 +52,21 @@ std::int64_t training_warmup_ns(const ExperimentConfig& c, const StepPlan& step)
   return std::llround(2 * compute_ns * static_cast<double>(c.training.warmup));
 }
 
-std::vector<std::string> server_command(std::uint16_t port) {
+std::vector<std::string> server_command(const ExperimentConfig& c, std::uint16_t port) {
   ServerFlags f;
+  f.transport = c.cross_traffic.transport;
+  if (f.transport != "tcp") f.device = c.cross_traffic.rdma;
   f.listen = {fmt::format("[::]:{}", port)};
   f.quiet = true;
   return tool_command("xtk-server", to_arguments(f));
 }
 
-std::vector<std::string> client_command(const std::string& schedule, const std::string& dst, const std::string& address,
-                                        std::uint16_t port, const std::string& records,
+std::vector<std::string> client_command(const ExperimentConfig& c, const std::string& schedule, const std::string& dst,
+                                        const std::string& address, std::uint16_t port, const std::string& records,
                                         std::int64_t start_realtime_ns) {
   ClientFlags f;
+  f.transport = c.cross_traffic.transport;
+  if (f.transport != "tcp") f.device = c.cross_traffic.rdma;
   f.schedule = schedule;
   f.map = {fmt::format("{}={}", dst, address)};
   f.port = port;

@@ -18,13 +18,14 @@ namespace xtk {
 // The port the cross traffic goes to: the captures split the traffic by it.
 inline constexpr std::uint16_t kCrossTrafficPort = 7000;
 
-// xtk-server receiving the cross traffic on `port`.
-std::vector<std::string> server_command(std::uint16_t port);
+// xtk-server receiving the cross traffic on `port`, over the config's transport.
+std::vector<std::string> server_command(const ExperimentConfig& config, std::uint16_t port);
 
 // xtk-client replaying `schedule` to the host labelled `dst` at `address`:`port`
 // from the common start, its records to `records`, its summary as JSON on stdout.
-std::vector<std::string> client_command(const std::string& schedule, const std::string& dst, const std::string& address,
-                                        std::uint16_t port, const std::string& records, std::int64_t start_realtime_ns);
+std::vector<std::string> client_command(const ExperimentConfig& config, const std::string& schedule,
+                                        const std::string& dst, const std::string& address, std::uint16_t port,
+                                        const std::string& records, std::int64_t start_realtime_ns);
 
 // xtk-log counters sampling `interface`'s net counters every `period` into `out`.
 std::vector<std::string> counters_command(const std::string& interface, const std::string& period,

@@ -276,7 +276,9 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 
   const auto* x = r.table("cross_traffic");
   r.known(x, "cross_traffic",
-          {"profiles", "cdf", "loads", "warmup", "long_lived_flows", "burst_width", "burst_period", "burst_height"});
+          {"profiles", "cdf", "loads", "warmup", "long_lived_flows", "burst_width", "burst_period", "burst_height",
+           "transport", "rdma_device", "rdma_port", "gid_index", "tclass", "service_level", "message_size",
+           "outstanding", "verb"});
   r.get_list(x, "profiles", c.cross_traffic.profiles);
   r.get(x, "cdf", c.cross_traffic.cdf);
   r.get_numbers(x, "loads", c.cross_traffic.loads);
@@ -285,6 +287,26 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.get(x, "burst_width", c.cross_traffic.burst_width);
   r.get(x, "burst_period", c.cross_traffic.burst_period);
   r.get(x, "burst_height", c.cross_traffic.burst_height);
+  r.get(x, "transport", c.cross_traffic.transport);
+  auto& rdma = c.cross_traffic.rdma;
+  r.get(x, "rdma_device", rdma.device);
+  r.get(x, "rdma_port", rdma.port);
+  r.get(x, "gid_index", rdma.gid_index);
+  r.get(x, "tclass", rdma.traffic_class);
+  r.get(x, "service_level", rdma.service_level);
+  r.get(x, "message_size", rdma.message_size);
+  r.get(x, "outstanding", rdma.outstanding);
+  r.get(x, "verb", rdma.verb);
+  if (c.cross_traffic.transport != "tcp" && c.cross_traffic.transport != "rdma") {
+    r.fail(r.node(x, "transport"), fmt::format("transport '{}': use tcp or rdma", c.cross_traffic.transport));
+  }
+  try {
+    to_settings(rdma);
+  } catch (const UsageError& bad) {
+    std::string_view what = bad.what();  // names the flag: the key is its name without "--"
+    if (what.starts_with("--")) what.remove_prefix(2);
+    r.fail(x, fmt::format("[cross_traffic] {}", what));
+  }
   for (const auto& p : c.cross_traffic.profiles) {
     if (p != "consistent" && p != "burst" && p != "long-lived") {
       r.fail(r.node(x, "profiles"), fmt::format("profile '{}': use consistent, burst or long-lived", p));

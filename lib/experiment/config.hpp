@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "transport/device_flags.hpp"
+
 namespace xtk {
 
 enum class Configuration { A, B };  // A: egress bottleneck at a training NIC; B: ingress at its switch port
@@ -73,6 +75,8 @@ struct ExperimentConfig {
     std::uint32_t long_lived_flows = 4;
     std::string burst_width = "1ms", burst_period;
     double burst_height = 3.0;
+    std::string transport = "tcp";  // how the flows move: tcp or rdma (docs/rdma.md)
+    DeviceFlags rdma;               // with rdma: device, port, GID index, class, messages
   } cross_traffic;
 
   struct Capture {

@@ -85,7 +85,7 @@ class Step {
     const std::int64_t training_start = start_ns_ + (cross_traffic() ? cross_traffic_warmup_ns(c_) : 0);
     if (cross_traffic()) {
       write_schedule();
-      start({"server", receiver(), server_command(kCrossTrafficPort), file("server.log"), nullptr});
+      start({"server", receiver(), server_command(c_, kCrossTrafficPort), file("server.log"), nullptr});
       if (!c_.capture.counter_period.empty()) {
         // Only cross traffic leaves the sender (B) or reaches the receiver (A): its NIC counts it alone.
         const std::size_t host = c_.configuration == Configuration::B ? sender() : receiver();
@@ -104,7 +104,7 @@ class Step {
       }
       std::this_thread::sleep_for(300ms);  // the server listens before the client's warm connections
       start({"cross-traffic client", sender(),
-             client_command(file("schedule.csv"), ex_.host_label(receiver()), ex_.address(receiver()),
+             client_command(c_, file("schedule.csv"), ex_.host_label(receiver()), ex_.address(receiver()),
                             kCrossTrafficPort, file("flows.csv"), start_ns_),
              file("client.json"), nullptr});
     }

@@ -56,7 +56,8 @@ nlohmann::json ClientOptions::to_json() const {
           {"link_bps", link_bps},
           {"bulk_streams", bulk_streams},
           {"bulk_dst", bulk_dst},
-          {"bulk_rate_bps", bulk_rate_bps}};
+          {"bulk_rate_bps", bulk_rate_bps},
+          {"device", transport == "tcp" ? nlohmann::json() : xtk::to_json(device)}};
 }
 
 namespace {

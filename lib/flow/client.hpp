@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flow/summary.hpp"
-#include "transport/wire.hpp"
+#include "transport/transport.hpp"
 
 namespace xtk {
 
@@ -25,6 +25,7 @@ struct ClientOptions {
   std::string schedule;               // path or "-"; empty in bulk mode
   std::string records = "flows.csv";  // flow records (.csv or .jsonl)
   std::string transport = "tcp";      // lib/transport's registry
+  DeviceSettings device;              // --transport rdma: device, port, messages
   std::vector<std::string> map;       // "h1=10.77.0.2[:port]"
   std::uint16_t port = 7000;          // for destinations given without a port
   unsigned threads = 1;

@@ -75,12 +75,14 @@ void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("--rate", f.bulk_rate, "bulk mode: pacing cap per stream (0 = none)")->capture_default_str();
   app.add_flag("--json", f.json, "summary as JSON (with the options and warnings)");
   app.add_flag("--no-progress", f.no_progress, "no live progress line on a terminal");
+  add_flags(app, f.device);
 }
 
 std::vector<std::string> to_arguments(const ClientFlags& f) {
   const ClientFlags d;
   Arguments a;
   if (!f.schedule.empty()) a.word(f.schedule);
+  add_arguments(a, f.device);
   return a.option("--records", f.records, d.records)
       .option("--transport", f.transport, d.transport)
       .each("--map", f.map)
@@ -119,6 +121,7 @@ ClientOptions to_options(const ClientFlags& f) {
   o.schedule = f.schedule;
   o.records = f.records;
   o.transport = f.transport;
+  o.device = to_settings(f.device);
   o.map = split_commas(f.map);
   o.port = f.port;
   o.threads = f.threads;

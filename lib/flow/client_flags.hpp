@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flow/client.hpp"
+#include "transport/device_flags.hpp"
 
 namespace xtk {
 
@@ -28,6 +29,7 @@ struct ClientFlags {
   unsigned bulk_streams = 0;
   std::string bulk_dst, bulk_rate = "0";
   bool json = false, no_progress = false;
+  DeviceFlags device;
 
   bool operator==(const ClientFlags&) const = default;
 };

@@ -44,7 +44,7 @@ std::size_t Worker::Impl::fresh_connecting(const DestinationState& ds, std::int6
 void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm) {
   DestinationState& ds = dst_state(dst);
   auto c = std::make_unique<Connection>(*this);
-  int error = 0;
+  std::string error;
   c->channel = transport->connect(shared.destinations[dst].address, *c, &error);
   if (!c->channel) {
     connect_failed(dst, error, now, std::move(flow));
@@ -64,9 +64,10 @@ void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::uni
   connections.emplace(&ref, std::move(c));
 }
 
-void Worker::Impl::connect_failed(std::uint32_t dst, int error, std::int64_t now, std::unique_ptr<ActiveFlow> flow) {
+void Worker::Impl::connect_failed(std::uint32_t dst, const std::string& reason, std::int64_t now,
+                                  std::unique_ptr<ActiveFlow> flow) {
   DestinationState& ds = dst_state(dst);
-  ds.last_error = fmt::format("connect to {}: {}", shared.destinations[dst].address.to_string(), errno_text(error));
+  ds.last_error = fmt::format("connect to {}: {}", shared.destinations[dst].address.to_string(), reason);
   if (ds.failing_since == 0) ds.failing_since = now;
   ds.backoff_ns = std::clamp(ds.backoff_ns * 2, kMinBackoffNs, kMaxBackoffNs);
   ds.next_connect_abs = now + ds.backoff_ns;

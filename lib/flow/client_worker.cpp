@@ -138,7 +138,7 @@ void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
   }
 }
 
-void Worker::Impl::on_connect_failed(Connection& c, int error, std::int64_t now) {
+void Worker::Impl::on_connect_failed(Connection& c, const std::string& reason, std::int64_t now) {
   if (c.warm) --warm_left;
   auto flow = std::move(c.flow);
   if (flow) {
@@ -147,12 +147,12 @@ void Worker::Impl::on_connect_failed(Connection& c, int error, std::int64_t now)
   }
   const std::uint32_t dst = c.dst;
   close_connection(c);
-  connect_failed(dst, error, now, std::move(flow));
+  connect_failed(dst, reason, now, std::move(flow));
 }
 
 void Connection::connected(std::int64_t now) { worker.on_connected(*this, now); }
 
-void Connection::connect_failed(int error, std::int64_t now) { worker.on_connect_failed(*this, error, now); }
+void Connection::connect_failed(std::string reason, std::int64_t now) { worker.on_connect_failed(*this, reason, now); }
 
 void Connection::flow_ended(FlowEnd end, std::int64_t now) {
   if (!flow) return;  // cancelled meanwhile

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
@@ -47,7 +46,7 @@ struct Connection final : ChannelOwner {
 
   explicit Connection(Worker::Impl& w) : worker(w) {}
   void connected(std::int64_t now) override;
-  void connect_failed(int error, std::int64_t now) override;
+  void connect_failed(std::string reason, std::int64_t now) override;
   void flow_ended(FlowEnd end, std::int64_t now) override;
   void closed(std::int64_t now) override;
   std::int64_t next_due() const override;
@@ -63,8 +62,6 @@ struct DestinationState {
   std::int64_t next_connect_abs = 0, backoff_ns = 0, failing_since = 0;
   std::string last_error;
 };
-
-inline std::string errno_text(int error) { return std::strerror(error); }
 
 struct Worker::Impl {
   Shared& shared;
@@ -85,6 +82,7 @@ struct Worker::Impl {
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w) {
     ChannelOptions channel;
+    channel.device = opt.device;
     channel.nodelay = opt.nodelay;
     channel.send_buffer = opt.send_buffer;
     channel.receive_buffer = opt.receive_buffer;
@@ -111,7 +109,7 @@ struct Worker::Impl {
   static void forget_connecting(DestinationState& ds, Connection& c);
   static std::size_t fresh_connecting(const DestinationState& ds, std::int64_t now);
   void open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm);
-  void connect_failed(std::uint32_t dst, int error, std::int64_t now, std::unique_ptr<ActiveFlow> flow);
+  void connect_failed(std::uint32_t dst, const std::string& reason, std::int64_t now, std::unique_ptr<ActiveFlow> flow);
   void feed_connections(std::uint32_t dst, std::int64_t now);
   bool top_up(std::uint32_t dst, std::int64_t now);
   void short_list(std::uint32_t dst);
@@ -126,7 +124,7 @@ struct Worker::Impl {
   void release(Connection& c, bool reusable, std::int64_t now);
   void finish(Connection& c, FlowStatus status, std::string error, std::uint64_t stream_bytes, std::int64_t now);
   void on_connected(Connection& c, std::int64_t now);
-  void on_connect_failed(Connection& c, int error, std::int64_t now);
+  void on_connect_failed(Connection& c, const std::string& reason, std::int64_t now);
   void begin(const PlannedFlow& plan, std::int64_t now);
   void sweep(std::int64_t now);
   void cancel_all(bool in_flight);

@@ -64,6 +64,7 @@ std::uint64_t descriptors_needed(const ServerOptions& o) {
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   if (options_.threads == 0) throw UsageError("--threads must be at least 1");
   if (options_.listen.empty()) throw UsageError("--listen: at least one address");
+  settings_.device = options_.device;
   settings_.max_connections = options_.max_connections;
   settings_.header_timeout_ns = options_.header_timeout_ns;
   settings_.idle_timeout_ns = options_.idle_timeout_ns;

@@ -21,6 +21,7 @@ namespace xtk {
 
 struct ServerOptions {
   std::string transport = "tcp";  // lib/transport's registry
+  DeviceSettings device;          // --transport rdma: device, port, messages
   std::vector<std::string> listen{"[::]:7000"};
   unsigned threads = 1;
   std::size_t max_connections = 10000;

@@ -32,12 +32,14 @@ void add_flags(CLI::App& app, ServerFlags& f) {
   app.add_option("-t,--duration", f.duration, "stop after this long (0 = until SIGINT/SIGTERM)")->capture_default_str();
   app.add_flag("--json", f.json, "JSON Lines instead of the table");
   app.add_flag("-q,--quiet", f.quiet, "no per-interval lines");
+  add_flags(app, f.device);
 }
 
 std::vector<std::string> to_arguments(const ServerFlags& f) {
   const ServerFlags d;
   Arguments a;
   if (f.listen != d.listen) a.each("--listen", f.listen);
+  add_arguments(a, f.device);
   return a.option("--transport", f.transport, d.transport)
       .option("--threads", f.threads, d.threads)
       .option("--max-connections", f.max_connections, d.max_connections)
@@ -57,6 +59,7 @@ std::vector<std::string> to_arguments(const ServerFlags& f) {
 ServerOptions to_options(const ServerFlags& f) {
   ServerOptions o;
   o.transport = f.transport;
+  o.device = to_settings(f.device);
   o.listen = f.listen;
   o.threads = f.threads;
   o.max_connections = f.max_connections;

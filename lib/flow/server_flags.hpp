@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flow/server.hpp"
+#include "transport/device_flags.hpp"
 
 namespace xtk {
 
@@ -22,6 +23,7 @@ struct ServerFlags {
   int send_buffer = 0, receive_buffer = 0;
   std::string interval = "1s", duration = "0";
   bool json = false, quiet = false;
+  DeviceFlags device;
 
   bool operator==(const ServerFlags&) const = default;
 };

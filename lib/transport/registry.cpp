@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "transport/rdma/rdma.hpp"
 #include "transport/tcp/tcp.hpp"
 
 namespace xtk {
@@ -19,6 +20,7 @@ struct Entry {
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries{
       {"tcp", tcp::make_client, tcp::make_server},
+      {"rdma", rdma::make_client, rdma::make_server},
   };
   return entries;
 }

@@ -30,6 +30,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "transport/socket.hpp"
 #include "transport/wire.hpp"
 
@@ -94,7 +96,7 @@ struct FlowEnd {
 class ChannelOwner {
  public:
   virtual void connected(std::int64_t now) = 0;
-  virtual void connect_failed(int error, std::int64_t now) = 0;
+  virtual void connect_failed(std::string reason, std::int64_t now) = 0;  // "Connection refused", ...
   virtual void flow_ended(FlowEnd end, std::int64_t now) = 0;
   virtual void closed(std::int64_t now) = 0;  // the server closed an idle channel
   // When the worker's next flow start is due (CLOCK_MONOTONIC): a channel
@@ -114,7 +116,24 @@ class Channel {
   virtual void stop_stream(std::int64_t now) = 0;
 };
 
+// For transports with a device (RDMA): which device and port, and how a
+// flow's bytes are cut into messages. Flags take perftest's names.
+struct DeviceSettings {
+  std::string device;                     // empty: the first device found (-d)
+  int port = 1;                           // the device's port (--ib-port)
+  int gid_index = -1;                     // -1: address by LID (InfiniBand); RoCE needs a GID index (-x)
+  int traffic_class = 0;                  // the GRH's traffic class (--tclass)
+  int service_level = 0;                  // (--sl)
+  std::uint32_t message_bytes = 1 << 16;  // a flow goes as messages of this size (--msg-size)
+  std::uint32_t outstanding = 16;         // messages in flight per flow (--outstanding)
+  std::string verb = "write";             // "write" (RDMA WRITE with immediate) or "send"
+
+  bool operator==(const DeviceSettings&) const = default;
+};
+nlohmann::json to_json(const DeviceSettings& settings);
+
 struct ChannelOptions {
+  DeviceSettings device;
   bool nodelay = true;
   int send_buffer = 0, receive_buffer = 0;  // 0: the kernel's autotuning
   std::string congestion_control;           // empty: the default
@@ -124,13 +143,14 @@ class ClientTransport {
  public:
   virtual ~ClientTransport() = default;
   // Starts connecting; the outcome comes through `owner`. A failure known at
-  // once returns nullptr with the errno in *error.
-  virtual std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, int* error) = 0;
+  // once returns nullptr with the reason in *error.
+  virtual std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, std::string* error) = 0;
 };
 
 // ---- server side ----
 
 struct ServerSettings {
+  DeviceSettings device;
   std::size_t max_connections = 10000;
   std::int64_t header_timeout_ns = 5'000'000'000;
   std::int64_t idle_timeout_ns = 300'000'000'000;

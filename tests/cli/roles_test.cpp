@@ -56,11 +56,12 @@ TEST_F(Roles, ServerAndClientRunTheStepsArgv) {
   run_checked({XTK_GEN_BIN, "--profile", "consistent", "--cdf", "web-search", "--link", "100M", "--load", "0.2",
                "--duration", "500ms", "--src", "h1", "--dst", "h0", "-o", file("schedule.csv")},
               30s);
-  ChildProcess server(server_command(port), file("server.log"));
+  const auto tcp = parse_experiment_config("", "e.toml");
+  ChildProcess server(server_command(tcp, port), file("server.log"));
   std::this_thread::sleep_for(300ms);
-  const auto client = run_command(
-      client_command(file("schedule.csv"), "h0", "127.0.0.1", port, file("flows.csv"), realtime_ns() + 500'000'000),
-      30s);
+  const auto client = run_command(client_command(tcp, file("schedule.csv"), "h0", "127.0.0.1", port, file("flows.csv"),
+                                                 realtime_ns() + 500'000'000),
+                                  30s);
   ASSERT_EQ(client.exit_status, 0) << client.output;
   const auto summary = nlohmann::json::parse(client.output.substr(client.output.find('{')));
   EXPECT_GT(summary["summary"]["flows"].get<int>(), 0) << client.output;

@@ -53,6 +53,7 @@ std::vector<std::string> arguments_of(std::vector<std::string> command) {
 TEST(CommandLines, ServerFlagsRoundTrip) {
   ServerFlags f;
   f.transport = "rdma";
+  f.device = {"mlx5_1", 2, 3, 106, 5, "1M", 32, "send"};
   f.listen = {"10.0.0.1:7001", "[::1]:7002"};
   f.threads = 3;
   f.max_connections = 77;
@@ -76,6 +77,7 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   f.schedule = "web.csv";
   f.records = "out.jsonl";
   f.transport = "rdma";
+  f.device = {"mlx5_0", 1, 0, 0, 0, "4K", 4, "write"};
   f.map = {"h1=10.0.0.2", "h2=10.0.0.3:7001"};
   f.cpus = {"0", "0-1"};
   f.port = 7100;
@@ -110,6 +112,8 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   EXPECT_EQ(o.spin_ns, 50'000);
   EXPECT_EQ(o.start_at_realtime_ns, 1'764'000'000'500'000'000);
   EXPECT_EQ(o.bulk_rate_bps, 100'000'000U);
+  EXPECT_EQ(o.device.message_bytes, 4096U);
+  EXPECT_EQ(o.device.gid_index, 0);
 }
 
 TEST(CommandLines, GenFlagsRoundTrip) {
@@ -256,11 +260,11 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
       "t.toml");
   const StepPlan step{"resnet50", "burst", 1, 0.3, "", 5};
 
-  const auto server = to_options(parse<ServerFlags>(arguments_of(server_command(7123)), on<ServerFlags>));
+  const auto server = to_options(parse<ServerFlags>(arguments_of(server_command(config, 7123)), on<ServerFlags>));
   EXPECT_EQ(server.listen, (std::vector<std::string>{"[::]:7123"}));
 
   const auto client = parse<ClientFlags>(
-      arguments_of(client_command("s.csv", "h1", "10.77.0.2", 7123, "r.csv", 1'764'000'000'000'000'000)),
+      arguments_of(client_command(config, "s.csv", "h1", "10.77.0.2", 7123, "r.csv", 1'764'000'000'000'000'000)),
       on<ClientFlags>);
   const auto client_options = to_options(client);
   EXPECT_EQ(client_options.schedule, "s.csv");
@@ -313,6 +317,24 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
   EXPECT_DOUBLE_EQ(options.compute_scale, 5);
   EXPECT_EQ(options.iterations_path, "/runs/x/iterations-{rank}.csv");
   EXPECT_EQ(options.start_at_realtime_ns, 1'764'000'000'000'000'000);
+}
+
+// RDMA cross traffic: both ends get the transport and the device settings.
+TEST(CommandLines, RdmaCrossTrafficCarriesItsDeviceSettings) {
+  ::setenv("XTK_BIN_DIR", XTK_TOOLS_DIR "/xtk-server", 1);  // found, not run
+  const auto config = parse_experiment_config(
+      "[cross_traffic]\ntransport = \"rdma\"\nrdma_device = \"mlx5_0\"\ngid_index = 3\ntclass = 106\n", "t.toml");
+  const auto server = to_options(parse<ServerFlags>(arguments_of(server_command(config, 7000)), on<ServerFlags>));
+  EXPECT_EQ(server.transport, "rdma");
+  EXPECT_EQ(server.device.device, "mlx5_0");
+  EXPECT_EQ(server.device.gid_index, 3);
+  ::setenv("XTK_BIN_DIR", XTK_TOOLS_DIR "/xtk-client", 1);
+  const auto client = to_options(parse<ClientFlags>(
+      arguments_of(client_command(config, "s.csv", "h1", "10.0.0.2", 7000, "r.csv", 1'764'000'000'000'000'000)),
+      on<ClientFlags>));
+  EXPECT_EQ(client.transport, "rdma");
+  EXPECT_EQ(client.device.traffic_class, 106);
+  ::unsetenv("XTK_BIN_DIR");
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ TEST(ExperimentConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("[training]\nranks = 1\n"), "e.toml:2: 'ranks' must be at least 2 (an all-reduce needs peers)");
   EXPECT_EQ(error_of("[training]\nrank = 3\n"), "e.toml:2: [training] has no key 'rank'");
   EXPECT_EQ(error_of("[cross_traffic]\nloads = [0.5, 3]\n"), "e.toml:2: load 3 is not a share of the link (0 to 1.5)");
+  EXPECT_EQ(error_of("[cross_traffic]\ntransport = \"udp\"\n"), "e.toml:2: transport 'udp': use tcp or rdma");
+  EXPECT_EQ(error_of("[cross_traffic]\ntransport = \"rdma\"\noutstanding = 0\n"),
+            "e.toml:1: [cross_traffic] outstanding: from 1 to 4096");
   EXPECT_EQ(error_of("[cross_traffic]\nprofiles = [\"bursty\"]\n"),
             "e.toml:2: profile 'bursty': use consistent, burst or long-lived");
   EXPECT_EQ(error_of("[experiment]\nemulate_link = \"25G\"\nemulation = \"space\"\n"),

@@ -69,7 +69,7 @@ class TcpChannel final : public Channel, public EventSource {
       const bool failed = (events & (EPOLLERR | EPOLLHUP)) != 0;
       const int error = failed ? socket_error(fd_.get()) : 0;
       if (failed) {
-        owner_.connect_failed(error != 0 ? error : ECONNREFUSED, now);
+        owner_.connect_failed(errno_text(error != 0 ? error : ECONNREFUSED), now);
         return;
       }
       state_ = State::idle;
@@ -118,7 +118,8 @@ class TcpChannel final : public Channel, public EventSource {
       }
       iovec iov[2];
       int count = 0;
-      if (header_sent_ < kFlowHeaderBytes) iov[count++] = {header_.data() + header_sent_, kFlowHeaderBytes - header_sent_};
+      if (header_sent_ < kFlowHeaderBytes)
+        iov[count++] = {header_.data() + header_sent_, kFlowHeaderBytes - header_sent_};
       // Small writes near the next start, so one copy cannot make it late
       // (the first write of a flow whose successor is due right after it too).
       const std::int64_t until_next = owner_.next_due() - now;
@@ -220,9 +221,13 @@ class TcpClient final : public ClientTransport {
  public:
   TcpClient(const ChannelOptions& options, Poller& poller) : options_(options), poller_(poller) {}
 
-  std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, int* error) override {
-    Fd fd = connect_tcp_nonblocking(server, error);
-    if (!fd) return nullptr;
+  std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, std::string* error) override {
+    int code = 0;
+    Fd fd = connect_tcp_nonblocking(server, &code);
+    if (!fd) {
+      *error = errno_text(code);
+      return nullptr;
+    }
     set_nodelay(fd.get(), options_.nodelay);
     set_buffers(fd.get(), options_.send_buffer, options_.receive_buffer);
     if (!options_.congestion_control.empty()) set_congestion_control(fd.get(), options_.congestion_control);
