@@ -29,6 +29,12 @@ void Poller::modify(int fd, EventSource& source, std::uint32_t events) {
   epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev);
 }
 
+Listener::Listener(const SocketAddress& address, bool shared_port, Poller& poller, std::function<void(int)> accept_all)
+    : fd_(listen_tcp(address, shared_port)), bound_(address), accept_all_(std::move(accept_all)) {
+  getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&bound_.storage), &bound_.length);
+  poller.add(fd_.get(), *this, EPOLLIN);
+}
+
 int Poller::wait(const timespec* timeout) {
   const int n = epoll_pwait2(epoll_.get(), events_.data(), static_cast<int>(events_.size()), timeout, nullptr);
   return n < 0 ? 0 : n;  // EINTR: nothing this time

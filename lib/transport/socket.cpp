@@ -132,6 +132,13 @@ Fd connect_tcp_nonblocking(const SocketAddress& address, int* error) {
   return fd;
 }
 
+Fd connect_tcp_nonblocking(const SocketAddress& address, std::string* error) {
+  int code = 0;
+  Fd fd = connect_tcp_nonblocking(address, &code);
+  if (!fd) *error = std::strerror(code);
+  return fd;
+}
+
 int set_dscp(int fd, int family, int dscp) {
   const int tos = dscp << 2;
   const int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)

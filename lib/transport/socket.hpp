@@ -53,6 +53,8 @@ bool is_numeric_host(const std::string& text);
 Fd listen_tcp(const SocketAddress& address, bool reuse_port, int backlog = 4096);
 // A non-blocking connect started; the socket becomes writable when it completes.
 Fd connect_tcp_nonblocking(const SocketAddress& address, int* error);
+// The same, a failure known at once given as its text ("Network is unreachable").
+Fd connect_tcp_nonblocking(const SocketAddress& address, std::string* error);
 
 void set_nonblocking(int fd);
 void set_nodelay(int fd, bool on);

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,23 @@ class Poller {
   Fd epoll_;
   std::vector<epoll_event> events_ = std::vector<epoll_event>(256);
   std::unordered_set<EventSource*> alive_;
+};
+
+// A listening TCP socket in a worker's Poller (every transport's server has
+// one per address: TCP's for its flows, RDMA's for its control connections);
+// each wake-up hands its descriptor to `accept_all`.
+class Listener final : public EventSource {
+ public:
+  // Binds now; with `shared_port`, each worker listens on the same port (SO_REUSEPORT).
+  Listener(const SocketAddress& address, bool shared_port, Poller& poller, std::function<void(int)> accept_all);
+  void on_events(std::uint32_t, std::int64_t) override { accept_all_(fd_.get()); }
+  // The address bound (port 0: the kernel's choice).
+  const SocketAddress& bound() const { return bound_; }
+
+ private:
+  Fd fd_;
+  SocketAddress bound_;
+  std::function<void(int)> accept_all_;
 };
 
 // ---- client side ----

@@ -127,8 +127,8 @@ CompletionQueue::CompletionQueue(Device& device, Poller& poller, int depth) : po
   cq_ = ibv_create_cq(device.context(), depth, nullptr, channel_, 0);
   if (cq_ == nullptr) {
     ibv_destroy_comp_channel(channel_);
-    throw Error(fmt::format("{}: cannot create a completion queue of {}: {}", device.name(), depth,
-                            std::strerror(errno)));
+    throw Error(
+        fmt::format("{}: cannot create a completion queue of {}: {}", device.name(), depth, std::strerror(errno)));
   }
   fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
   ibv_req_notify_cq(cq_, 0);
@@ -195,8 +195,8 @@ ibv_qp* create_queue_pair(Device& device, CompletionQueue& cq, const DeviceSetti
 void connect_queue_pair(ibv_qp* qp, const DeviceSettings& settings, const QpInfo& local, const QpInfo& peer) {
   auto rtr = to_rtr(settings, local, peer);
   if (ibv_modify_qp(qp, &rtr.attr, rtr.mask) != 0) {
-    throw Error(fmt::format("queue pair to RTR (towards QP {}, LID {}): {}", peer.qp_num, peer.lid,
-                            std::strerror(errno)));
+    throw Error(
+        fmt::format("queue pair to RTR (towards QP {}, LID {}): {}", peer.qp_num, peer.lid, std::strerror(errno)));
   }
   auto rts = to_rts(local);
   if (ibv_modify_qp(qp, &rts.attr, rts.mask) != 0) {

@@ -5,7 +5,9 @@
 namespace xtk::rdma {
 
 MessagePlan::MessagePlan(std::uint64_t size_bytes, std::uint32_t message_bytes, std::uint32_t window, bool stream)
-    : size_(size_bytes), message_(std::max<std::uint32_t>(message_bytes, 1)), window_(std::max<std::uint32_t>(window, 1)),
+    : size_(size_bytes),
+      message_(std::max<std::uint32_t>(message_bytes, 1)),
+      window_(std::max<std::uint32_t>(window, 1)),
       stream_(stream) {}
 
 std::uint32_t MessagePlan::next() {

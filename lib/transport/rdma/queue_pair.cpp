@@ -60,7 +60,8 @@ std::optional<QpInfo> decode_qp_info(const QpInfoBytes& b, std::string* reason) 
   if (get(&b[0], 4) != kQpInfoMagic) {
     return fail("the peer did not answer with queue-pair details (is it an xtk-server with --transport rdma?)");
   }
-  if (b[4] != kVersion) return fail(fmt::format("queue-pair details of version {}, this xtk speaks {}", b[4], kVersion));
+  if (b[4] != kVersion)
+    return fail(fmt::format("queue-pair details of version {}, this xtk speaks {}", b[4], kVersion));
   if (b[5] > static_cast<std::uint8_t>(Verb::send)) return fail(fmt::format("unknown verb {}", b[5]));
   if (b[6] < IBV_MTU_256 || b[6] > IBV_MTU_4096) return fail(fmt::format("unknown MTU code {}", b[6]));
   QpInfo info;
@@ -74,7 +75,8 @@ std::optional<QpInfo> decode_qp_info(const QpInfoBytes& b, std::string* reason) 
   info.buffer_bytes = static_cast<std::uint32_t>(get(&b[32], 4));
   info.receive_depth = static_cast<std::uint32_t>(get(&b[36], 4));
   std::copy(b.begin() + 40, b.begin() + 56, info.gid.begin());
-  if (info.qp_num == 0 || info.qp_num > 0xffffff) return fail(fmt::format("queue pair number {} out of range", info.qp_num));
+  if (info.qp_num == 0 || info.qp_num > 0xffffff)
+    return fail(fmt::format("queue pair number {} out of range", info.qp_num));
   if (info.receive_depth == 0) return fail("the peer keeps no receive requests posted");
   return info;
 }
@@ -121,7 +123,8 @@ Transition to_rts(const QpInfo& local) {
   t.attr.rnr_retry = kRnrRetries;
   t.attr.sq_psn = local.psn;
   t.attr.max_rd_atomic = 1;
-  t.mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+  t.mask =
+      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
   return t;
 }
 

@@ -21,8 +21,13 @@ namespace {
 class RdmaChannel final : public Channel, public EventSource, public CompletionHandler {
  public:
   RdmaChannel(WorkerResources& worker, Fd control, ChannelOwner& owner, Poller& poller, Verb verb)
-      : worker_(worker), control_(std::move(control)), owner_(owner), poller_(poller), verb_(verb),
-        qp_(create_queue_pair(worker.device, worker.completions, worker.settings)), id_(worker.completions.add(*this)) {
+      : worker_(worker),
+        control_(std::move(control)),
+        owner_(owner),
+        poller_(poller),
+        verb_(verb),
+        qp_(create_queue_pair(worker.device, worker.completions, worker.settings)),
+        id_(worker.completions.add(*this)) {
     local_ = worker_.describe(qp_, verb_);
     poller_.add(control_.fd(), *this, EPOLLOUT);  // writable: the control connection is up (or failed)
   }
@@ -143,10 +148,11 @@ class RdmaChannel final : public Channel, public EventSource, public CompletionH
     const auto read = control_.receive(peer_bytes_.data(), peer_bytes_.size(), peer_got_);
     if (read == ControlLink::Read::partial) return;
     if (read != ControlLink::Read::complete) {
-      owner_.connect_failed(read == ControlLink::Read::closed
-                                ? "the server closed the control connection (is it an xtk-server with --transport rdma?)"
-                                : std::strerror(errno),
-                            now);
+      owner_.connect_failed(
+          read == ControlLink::Read::closed
+              ? "the server closed the control connection (is it an xtk-server with --transport rdma?)"
+              : std::strerror(errno),
+          now);
       return;
     }
     std::string reason;
@@ -156,7 +162,8 @@ class RdmaChannel final : public Channel, public EventSource, public CompletionH
       peer_ = *peer;
       connect_queue_pair(qp_, worker_.settings, local_, peer_);
       for (std::uint32_t i = 0; i < worker_.settings.outstanding; ++i) {
-        if (worker_.post_receive(qp_, id_) != 0) throw Error(fmt::format("posting a receive: {}", std::strerror(errno)));
+        if (worker_.post_receive(qp_, id_) != 0)
+          throw Error(fmt::format("posting a receive: {}", std::strerror(errno)));
       }
     } catch (const Error& e) {
       owner_.connect_failed(e.what(), now);
@@ -268,12 +275,8 @@ class RdmaClient final : public ClientTransport {
       : verb_(parse_verb(options.device.verb)), worker_(options.device, poller), poller_(poller) {}
 
   std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, std::string* error) override {
-    int code = 0;
-    Fd fd = connect_tcp_nonblocking(server, &code);
-    if (!fd) {
-      *error = std::strerror(code);
-      return nullptr;
-    }
+    Fd fd = connect_tcp_nonblocking(server, error);
+    if (!fd) return nullptr;
     set_nodelay(fd.get(), true);
     try {
       return std::make_unique<RdmaChannel>(worker_, std::move(fd), owner, poller_, verb_);

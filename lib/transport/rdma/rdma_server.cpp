@@ -63,29 +63,14 @@ class ServerChannel final : public EventSource, public CompletionHandler {
   std::int64_t last_activity_ns_ = 0;
 };
 
-class Listener final : public EventSource {
- public:
-  Listener(RdmaServer& server, Fd fd) : server_(server), fd_(std::move(fd)) {}
-  void on_events(std::uint32_t events, std::int64_t now) override;
-  int fd() const { return fd_.get(); }
-
- private:
-  RdmaServer& server_;
-  Fd fd_;
-};
-
 class RdmaServer final : public ServerTransport {
  public:
   RdmaServer(const ServerContext& context, Poller& poller)
       : context_(context), poller_(poller), worker_(context.settings.device, poller) {}
 
   SocketAddress listen(const SocketAddress& address, bool shared_port) override {
-    Fd fd = listen_tcp(address, shared_port);
-    SocketAddress bound = address;
-    getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound.storage), &bound.length);
-    listeners_.push_back(std::make_unique<Listener>(*this, std::move(fd)));
-    poller_.add(listeners_.back()->fd(), *listeners_.back(), EPOLLIN);
-    return bound;
+    listeners_.push_back(std::make_unique<Listener>(address, shared_port, poller_, [this](int fd) { accept_all(fd); }));
+    return listeners_.back()->bound();
   }
 
   void sweep(std::int64_t now) override {
@@ -135,10 +120,10 @@ class RdmaServer final : public ServerTransport {
   std::unordered_map<ServerChannel*, std::unique_ptr<ServerChannel>> channels_;
 };
 
-void Listener::on_events(std::uint32_t, std::int64_t) { server_.accept_all(fd_.get()); }
-
 ServerChannel::ServerChannel(RdmaServer& server, Fd fd)
-    : server_(server), control_(std::move(fd)), id_(server.worker().completions.add(*this)),
+    : server_(server),
+      control_(std::move(fd)),
+      id_(server.worker().completions.add(*this)),
       last_activity_ns_(monotonic_ns()) {
   try {
     qp_ = create_queue_pair(server.worker().device, server.worker().completions, server.worker().settings);
@@ -264,8 +249,8 @@ bool ServerChannel::begin_flow() {
     return left_ > 0 || acknowledge();
   }
   auto& worker = server_.worker();
-  plan_ = MessagePlan(flow_.size_bytes, message_bytes_to(worker.settings, peer_), window_to(worker.settings, peer_),
-                      false);
+  plan_ =
+      MessagePlan(flow_.size_bytes, message_bytes_to(worker.settings, peer_), window_to(worker.settings, peer_), false);
   posted_.clear();
   state_ = State::pull_body;
   return post_pull();

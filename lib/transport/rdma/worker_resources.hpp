@@ -23,7 +23,9 @@ struct WorkerResources {
   std::mt19937 random{std::random_device{}()};
 
   WorkerResources(const DeviceSettings& s, Poller& poller)
-      : settings(s), device(s), completions(device, poller, static_cast<int>(8 * s.outstanding + 64)),
+      : settings(s),
+        device(s),
+        completions(device, poller, static_cast<int>(8 * s.outstanding + 64)),
         buffer(device, s.message_bytes) {}
 
   // This end's details for a new queue pair.

@@ -222,12 +222,8 @@ class TcpClient final : public ClientTransport {
   TcpClient(const ChannelOptions& options, Poller& poller) : options_(options), poller_(poller) {}
 
   std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, std::string* error) override {
-    int code = 0;
-    Fd fd = connect_tcp_nonblocking(server, &code);
-    if (!fd) {
-      *error = errno_text(code);
-      return nullptr;
-    }
+    Fd fd = connect_tcp_nonblocking(server, error);
+    if (!fd) return nullptr;
     set_nodelay(fd.get(), options_.nodelay);
     set_buffers(fd.get(), options_.send_buffer, options_.receive_buffer);
     if (!options_.congestion_control.empty()) set_congestion_control(fd.get(), options_.congestion_control);

@@ -54,17 +54,6 @@ class Connection final : public EventSource {
   bool writing_ = false;  // EPOLLOUT registered
 };
 
-class Listener final : public EventSource {
- public:
-  Listener(TcpServer& server, Fd fd) : server_(server), fd_(std::move(fd)) {}
-  void on_events(std::uint32_t events, std::int64_t now) override;
-  int fd() const { return fd_.get(); }
-
- private:
-  TcpServer& server_;
-  Fd fd_;
-};
-
 class TcpServer final : public ServerTransport {
  public:
   TcpServer(const ServerContext& context, Poller& poller)
@@ -73,12 +62,8 @@ class TcpServer final : public ServerTransport {
   }
 
   SocketAddress listen(const SocketAddress& address, bool shared_port) override {
-    Fd fd = listen_tcp(address, shared_port);
-    SocketAddress bound = address;
-    getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound.storage), &bound.length);
-    listeners_.push_back(std::make_unique<Listener>(*this, std::move(fd)));
-    poller_.add(listeners_.back()->fd(), *listeners_.back(), EPOLLIN);
-    return bound;
+    listeners_.push_back(std::make_unique<Listener>(address, shared_port, poller_, [this](int fd) { accept_all(fd); }));
+    return listeners_.back()->bound();
   }
 
   void sweep(std::int64_t now) override {
@@ -143,8 +128,6 @@ class TcpServer final : public ServerTransport {
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
   std::vector<char> buffer_ = std::vector<char>(kChunk);
 };
-
-void Listener::on_events(std::uint32_t, std::int64_t) { server_.accept_all(fd_.get()); }
 
 Connection::Connection(TcpServer& server, Fd fd)
     : server_(server), fd_(std::move(fd)), last_activity_ns_(monotonic_ns()) {}
