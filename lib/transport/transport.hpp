@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -56,11 +57,22 @@ class Poller {
   void add(int fd, EventSource& source, std::uint32_t events);
   void modify(int fd, EventSource& source, std::uint32_t events);
   // When the source goes away; closing its descriptor takes it out of the set.
-  void forget(EventSource& source) { alive_.erase(&source); }
+  void forget(EventSource& source) {
+    alive_.erase(&source);
+    std::erase_if(busy_polls_, [&](const auto& p) { return p.first == &source; });
+  }
+  // Something to poll without waiting (an RDMA completion queue) each time
+  // the worker polls: in its spin phase before a start it calls dispatch with
+  // a zero timeout, again and again, so completions are taken as they come,
+  // with no interrupt or wake-up between them and the start.
+  void add_busy_poll(EventSource& source, std::function<void(std::int64_t)> poll) {
+    busy_polls_.emplace_back(&source, std::move(poll));
+  }
   // Waits up to `timeout` (nullptr: forever) and dispatches each event,
   // calling `before_each()` first: it returns the time to hand the source, or
   // -1 to leave the rest for the next wait (level-triggered: they are
-  // reported again). Returns the number of events the wait reported.
+  // reported again). With a zero timeout, the busy polls run after the events
+  // (if before_each allows). Returns the number of events the wait reported.
   template <typename BeforeEach>
   int dispatch(const timespec* timeout, BeforeEach before_each);
   int fd() const { return epoll_.get(); }
@@ -70,6 +82,7 @@ class Poller {
   Fd epoll_;
   std::vector<epoll_event> events_ = std::vector<epoll_event>(256);
   std::unordered_set<EventSource*> alive_;
+  std::vector<std::pair<EventSource*, std::function<void(std::int64_t)>>> busy_polls_;
 };
 
 // A listening TCP socket in a worker's Poller (every transport's server has
@@ -229,8 +242,15 @@ int Poller::dispatch(const timespec* timeout, BeforeEach before_each) {
     auto* source = static_cast<EventSource*>(events_[i].data.ptr);
     if (alive_.count(source) == 0) continue;  // closed by an earlier event of this batch
     const std::int64_t now = before_each();
-    if (now < 0) break;
+    if (now < 0) return n;
     source->on_events(events_[i].events, now);
+  }
+  if (!busy_polls_.empty() && timeout != nullptr && timeout->tv_sec == 0 && timeout->tv_nsec == 0) {
+    for (auto& [source, poll] : busy_polls_) {
+      const std::int64_t now = before_each();
+      if (now < 0) break;
+      poll(now);
+    }
   }
   return n;
 }

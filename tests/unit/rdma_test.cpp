@@ -204,6 +204,27 @@ TEST(RdmaQueuePair, DetailsCrossARealTcpConnectionBetweenTwoProcesses) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// The completion queue is polled from the worker's spin phase (zero-timeout
+// dispatches), not from its sleeps, and not past the "too close" verdict.
+TEST(RdmaPoller, BusyPollsRunOnlyInTheSpinPhase) {
+  struct Quiet final : EventSource {
+    void on_events(std::uint32_t, std::int64_t) override {}
+  } source;
+  Poller poller;
+  int polls = 0;
+  poller.add_busy_poll(source, [&](std::int64_t) { ++polls; });
+  const timespec zero{0, 0}, short_wait{0, 1'000'000};
+  poller.dispatch(&zero, [] { return std::int64_t{1}; });
+  EXPECT_EQ(polls, 1);
+  poller.dispatch(&short_wait, [] { return std::int64_t{1}; });  // a sleep: the completion channel wakes it
+  EXPECT_EQ(polls, 1);
+  poller.dispatch(&zero, [] { return std::int64_t{-1}; });  // a start is too close
+  EXPECT_EQ(polls, 1);
+  poller.forget(source);
+  poller.dispatch(&zero, [] { return std::int64_t{1}; });
+  EXPECT_EQ(polls, 1);
+}
+
 TEST(RdmaFlags, SettingsComeFromTheFlagsAndBadOnesNameTheFlag) {
   DeviceFlags f;
   f.device = "mlx5_0";

@@ -133,6 +133,7 @@ CompletionQueue::CompletionQueue(Device& device, Poller& poller, int depth) : po
   fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
   ibv_req_notify_cq(cq_, 0);
   poller_.add(channel_->fd, *this, EPOLLIN);
+  poller_.add_busy_poll(*this, [this](std::int64_t now) { poll(now); });
 }
 
 CompletionQueue::~CompletionQueue() {

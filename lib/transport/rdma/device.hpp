@@ -86,7 +86,7 @@ class CompletionQueue final : public EventSource {
 
   // The completion channel's descriptor is readable: take every completion.
   void on_events(std::uint32_t events, std::int64_t now) override;
-  // Takes what has completed without waiting (the worker's spin phase).
+  // Takes what has completed without waiting (the worker's spin phase: Poller::add_busy_poll).
   void poll(std::int64_t now);
 
  private:
