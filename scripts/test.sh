@@ -3,7 +3,7 @@
 # installs dependencies, builds the release and the ASan+UBSan trees, runs every
 # test in release (the netns and Slurm integration tests need root) and the unit
 # and CLI tests under the sanitizers, checks formatting and clang-tidy, and
-# fuzzes the parsers briefly (FUZZ_SECONDS each, default 20).
+# fuzzes the parsers briefly (FUZZ_SECONDS each, default 10).
 # Ends with one summary line; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,11 +42,11 @@ if ((${#failed[@]})); then
 fi
 step "build release" bash scripts/build.sh release
 step "all tests (release): unit, CLI, netns and Slurm integration" ctest_in release
-step "build asan" bash scripts/build.sh asan
+step "build asan" bash scripts/build.sh asan unit_and_cli_tests
 step "unit and CLI tests (ASan+UBSan)" ctest_in asan -L "unit|cli"
 step "clang-format" format_check
 step "clang-tidy" bash scripts/lint.sh
-export FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+export FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 step "fuzz parsers (${FUZZ_SECONDS} s each)" bash scripts/fuzz.sh
 
 if ((${#failed[@]})); then

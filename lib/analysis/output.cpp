@@ -1,5 +1,7 @@
 #include "analysis/output.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 #include <cerrno>

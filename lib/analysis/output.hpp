@@ -4,7 +4,6 @@
 // every xtk tool (docs/formats.md, "Output flags").
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <ostream>
@@ -12,6 +11,10 @@
 #include <vector>
 
 #include "core/report.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace xtk {
 class Arguments;

@@ -1,5 +1,7 @@
 #include "analysis/tables_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "analysis/fit.hpp"
 
 #include <fmt/format.h>

@@ -4,14 +4,16 @@
 // tests/unit/command_lines_test.cpp round-trips flags -> argv -> flags.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "analysis/output.hpp"
 #include "analysis/tables.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace xtk::analysis {
 

@@ -1,5 +1,7 @@
 #include "capture/log_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "core/cli.hpp"
 #include "core/units.hpp"
 

@@ -5,13 +5,15 @@
 // tests/unit/command_lines_test.cpp round-trips flags -> argv -> flags.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
 #include "capture/live_capture.hpp"
 #include "capture/sampler.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace xtk::capture {
 

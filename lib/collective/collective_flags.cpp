@@ -1,5 +1,7 @@
 #include "collective/collective_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 #include "core/cli.hpp"

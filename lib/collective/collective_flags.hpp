@@ -5,8 +5,6 @@
 // tests/unit/command_lines_test.cpp round-trips flags -> argv -> flags.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +13,10 @@
 #include "collective/backend.hpp"
 #include "collective/train.hpp"
 #include "collective/world.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace xtk::collective {
 

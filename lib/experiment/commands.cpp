@@ -7,7 +7,6 @@
 #include "analysis/tables_flags.hpp"
 #include "capture/log_flags.hpp"
 #include "collective/collective_flags.hpp"
-#include "core/cli.hpp"
 #include "core/units.hpp"
 #include "flow/client_flags.hpp"
 #include "flow/server_flags.hpp"

@@ -138,7 +138,11 @@ class FlowFeed {
     if (!reader_->next(flow)) return false;
     plan.id = flow.id;
     plan.sched_ns = flow.start_ns;
-    plan.dst = table_.index(flow.dst);
+    try {
+      plan.dst = table_.index(flow.dst);
+    } catch (const UsageError& e) {
+      reader_->fail(e.what());  // the schedule's line: a bad port in its dst column, say
+    }
     plan.size_bytes = flow.size_bytes;
     plan.dscp = flow.dscp;
     plan.rate_bps = flow.rate_bps;

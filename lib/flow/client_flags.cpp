@@ -1,5 +1,7 @@
 #include "flow/client_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/ranges.h>
 
 #include <sstream>

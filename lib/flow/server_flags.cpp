@@ -1,5 +1,7 @@
 #include "flow/server_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

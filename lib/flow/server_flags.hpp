@@ -4,13 +4,15 @@
 // tests/unit/command_lines_test.cpp round-trips flags -> argv -> flags.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
 #include "flow/server.hpp"
 #include "transport/device_flags.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace xtk {
 

@@ -1,7 +1,10 @@
 #include "transport/device_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
+#include "core/cli.hpp"
 #include "core/units.hpp"
 
 namespace xtk {

@@ -3,16 +3,19 @@
 // --tclass, --sl). Registered, rendered and converted here once.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "core/cli.hpp"
 #include "transport/transport.hpp"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace xtk {
+
+class Arguments;
 
 struct DeviceFlags {
   std::string device;

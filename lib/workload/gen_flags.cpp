@@ -1,5 +1,7 @@
 #include "workload/gen_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 #include "core/cli.hpp"

@@ -80,10 +80,11 @@ class ScheduleReader {
   // starts, dscp range); the returned views live until the next call.
   bool next(Flow& flow);
   std::uint64_t line() const { return line_; }
-
- private:
+  // Throws InputError at the current line ("file:line: what"): for what the
+  // reader's users check of a flow, such as a destination that does not resolve.
   [[noreturn]] void fail(std::string_view what) const;
 
+ private:
   std::unique_ptr<std::istream> owned_;
   std::istream& in_;
   std::string source_;

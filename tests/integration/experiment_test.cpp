@@ -176,5 +176,57 @@ TEST_F(Experiment, CommandModeRunsAScriptPerRank) {
   EXPECT_LT(wire, 4.4e6);
 }
 
+// Configuration A: the cross traffic leaves h0, a training host, through its
+// own NIC towards the cross-traffic host; one loaded step end to end.
+TEST_F(Experiment, ConfigurationAOneStepEndToEnd) {
+  const std::string path = (dir_ / "a.toml").string();
+  std::ofstream(path) << "[experiment]\nname = \"a\"\nconfiguration = \"A\"\nlink = \"200M\"\nstep_timeout = \"60s\"\n"
+                      << "[training]\nmodel = \"" << XTK_TINY_MODEL
+                      << "\"\nranks = 2\niterations = 3\nwarmup = 0\ntimeout = \"20s\"\n"
+                      << "[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [0.5]\nwarmup = \"500ms\"\n"
+                      << "[capture]\ncounter_period = \"1ms\"\n";
+  const auto result = run_command(xtk_run(path), 180s);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  fs::path step;  // the one loaded step, whatever its number
+  for (const auto& entry : fs::directory_iterator(fs::path(exp()) / "tiny-mlp" / "consistent")) step = entry.path();
+  ASSERT_FALSE(step.empty());
+  const auto j = run_json(step);
+  EXPECT_EQ(j["status"], "ok") << j.dump();
+  EXPECT_EQ(j["configuration"], "A");
+  // In A the bottleneck is the cross-traffic host's receiving NIC, fed by h0's.
+  EXPECT_EQ(j["bottleneck"]["counter"], "rx_bytes");
+  std::ifstream flows(step / "flows.csv");
+  std::string all((std::istreambuf_iterator<char>(flows)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find(",ok,"), std::string::npos) << "no cross-traffic flow completed";
+  EXPECT_EQ(all.find(",failed,"), std::string::npos) << all.substr(0, 2000);
+}
+
+// `xtk demo` itself, on a short version of its config (the same testbed,
+// emulation and capture; 2 steps of 1 iteration): it runs, prints its tables
+// and leaves no testbed behind.
+TEST_F(Experiment, XtkDemoRunsAShortConfig) {
+  std::ifstream shipped(std::string(XTK_CONFIG_DIR) + "/experiments/demo.toml");
+  std::string text((std::istreambuf_iterator<char>(shipped)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  auto set = [&](const std::string& key, const std::string& value) {
+    const auto at = text.find("\n" + key + " = ");
+    ASSERT_NE(at, std::string::npos) << key;
+    text.replace(at + 1, text.find('\n', at + 1) - at - 1, key + " = " + value);
+  };
+  set("profiles", "[\"consistent\"]");
+  set("loads", "[0.0, 0.3]");
+  set("iterations", "1");
+  set("warmup", "0");
+  const std::string path = (dir_ / "demo-short.toml").string();
+  std::ofstream(path) << text;
+  const auto result = run_command({XTK_BIN, "demo", "--config", path, "-o", exp()}, 300s);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  EXPECT_NE(result.output.find("Iteration time per cross-traffic step"), std::string::npos) << result.output;
+  for (const char* step : {"resnet50/none/step00", "resnet50/consistent/step01"}) {
+    EXPECT_EQ(run_json(fs::path(exp()) / step)["status"], "ok") << step;
+  }
+  EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-run"), std::string::npos) << "testbed left behind";
+}
+
 }  // namespace
 }  // namespace xtk

@@ -160,6 +160,34 @@ TEST(Loopback, PushAndPullEveryFlowEndsOk) {
   EXPECT_EQ(c.bad_headers, 0u);
 }
 
+// Four client workers into four server workers (one listener each on a
+// shared port): every flow has one record and the server counted each once.
+TEST(Loopback, FourThreadsEachEndAccountForEveryFlow) {
+  TempDir dir;
+  auto server_options = loopback_server();
+  server_options.threads = 4;
+  Server server(server_options);
+  server.start();
+  const auto flows = write_schedule_file(dir.file("s.csv"), 200e6, 500'000'000);
+  for (auto direction : {Direction::push, Direction::pull}) {
+    auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+    o.threads = 4;
+    o.direction = direction;
+    std::atomic<bool> interrupt{false};
+    const auto result = run_client(o, interrupt);
+    std::uint64_t total = 0;
+    const auto by_status = statuses(dir.file("r.csv"), &total);
+    EXPECT_EQ(total, flows);
+    EXPECT_EQ(by_status.at("ok"), flows);
+    EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), flows);
+  }
+  wait_for([&] { return server.counters().pull_flows == flows; });
+  const auto c = server.counters();
+  EXPECT_EQ(c.push_flows, flows);
+  EXPECT_EQ(c.pull_flows, flows);
+  EXPECT_EQ(c.bad_headers + c.aborted_flows, 0u);
+}
+
 TEST(Loopback, PerFlowPolicyOpensAConnectionPerFlow) {
   TempDir dir;
   Server server(loopback_server());
@@ -304,6 +332,31 @@ TEST(Loopback, BadScheduleLineMidRunStopsCleanlyWithTheRecordsSoFar) {
   std::uint64_t total = 0;
   statuses(dir.file("r.csv"), &total);
   EXPECT_EQ(total, flows);  // every flow read before the bad line has its record
+}
+
+// A destination whose port is not a port: the error names the schedule's line.
+TEST(Loopback, BadDestinationPortNamesTheScheduleLine) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  const auto flows = write_schedule_file(dir.file("s.csv"), 50e6, 300'000'000);
+  {
+    std::ofstream append(dir.file("s.csv"), std::ios::app);
+    append << "999999,999999999,h0,127.0.0.1:99999,1000\n";
+  }
+  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+  std::atomic<bool> interrupt{false};
+  try {
+    run_client(o, interrupt);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(dir.file("s.csv") + ":", 0), 0u) << what;  // file:line first
+    EXPECT_NE(what.find("port '99999'"), std::string::npos) << what;
+  }
+  std::uint64_t total = 0;
+  statuses(dir.file("r.csv"), &total);
+  EXPECT_EQ(total, flows);
 }
 
 TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Slurm CI job: a real Slurm cluster on this machine (scripts/slurm-local.sh:
-# munge, slurmctld, three emulated nodes), `sbatch --wait` of
-# slurm/cross-traffic.sbatch with a small Gloo experiment, then the
-# experiment directory and its tables are checked. The daemons are stopped
+# munge, slurmctld, three emulated nodes) and `sbatch --wait` of every script
+# in slurm/: cross-traffic.sbatch with a small Gloo experiment (the experiment
+# directory and its tables are checked), allreduce.sbatch over Gloo (its
+# table), capture.sbatch around a short command (a counter file per node, and
+# the samplers stopped when the command ends). The daemons are stopped
 # whatever happens. Exit 77 (skip) without root or Slurm.
 #
 #   tests/integration/slurm_test.sh SOURCE_DIR BUILD_DIR
@@ -63,3 +65,34 @@ done
 [[ -s $work/exp/tables/iteration_time.csv ]] || { echo "FAIL: no tables"; exit 1; }
 grep -q "Iteration time per cross-traffic step" "$work/job.out" || { echo "FAIL: the tables were not printed"; exit 1; }
 echo "PASS: the Slurm job ran both steps and printed the tables"
+
+# allreduce.sbatch: the sweep's flags reach xtk-collective as separate words.
+status=0
+timeout 300 sbatch --wait --nodes=2 -o "$work/allreduce.out" --export="ALL,XTK_BIN_DIR=$work/bin,BACKEND=gloo" \
+  "$src/slurm/allreduce.sbatch" -b 8 -e 32K -f 8 -n 2 -w 1 || status=$?
+cat "$work/allreduce.out"
+((status == 0)) || { echo "FAIL: allreduce.sbatch exited $status"; exit 1; }
+grep -q "# Out of bounds values : 0 OK" "$work/allreduce.out" || { echo "FAIL: no correct sweep"; exit 1; }
+rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +float +sum' "$work/allreduce.out" || true)
+((rows == 5)) || { echo "FAIL: $rows sweep rows, expected 5 (8 B to 32 KiB by 8)"; exit 1; }
+echo "PASS: allreduce.sbatch swept 5 sizes over Gloo on 2 nodes"
+
+# capture.sbatch: one counter file per node, and the job ends with the command.
+status=0
+began=$(date +%s)
+timeout 120 sbatch --wait --nodes=2 -o "$work/capture.out" \
+  --export="ALL,XTK_BIN_DIR=$work/bin,OUT=$work/cap,IFACE=lo,PERIOD=10ms" \
+  "$src/slurm/capture.sbatch" -- sleep 2 || status=$?
+cat "$work/capture.out"
+((status == 0)) || { echo "FAIL: capture.sbatch exited $status"; exit 1; }
+took=$(($(date +%s) - began))
+((took < 60)) || { echo "FAIL: capture.sbatch took $took s for a 2 s command (samplers not stopped?)"; exit 1; }
+files=("$work"/cap/counters-*.csv)
+((${#files[@]} == 2)) || { echo "FAIL: ${#files[@]} counter files, expected one per node: ${files[*]}"; exit 1; }
+for f in "${files[@]}"; do
+  head -n 1 "$f" | grep -q '^# xtk-counters$' || { echo "FAIL: $f is not a counter file"; exit 1; }
+  lines=$(wc -l <"$f")
+  ((lines > 100)) || { echo "FAIL: $f has $lines lines for 2 s at 10 ms"; exit 1; }
+done
+grep -q "the command exited 0" "$work/capture.out" || { echo "FAIL: no end line"; exit 1; }
+echo "PASS: capture.sbatch wrote a counter file per node and ended $took s after a 2 s command"

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
 #include "core/units.hpp"
@@ -108,6 +110,40 @@ TEST_F(TestbedFlows, PushAndPullPoolAndPerFlowAllComplete) {
       EXPECT_EQ(total, flows);
     }
   }
+}
+
+// Push fan-in: clients on h0 and h2 into one server on h1 through its shaped
+// port, started together (--start-at); `xtk-analyze flows` merges their records.
+TEST_F(TestbedFlows, FanInPushFromTwoClientsMergedIntoOneSummary) {
+  Shaping port;
+  port.where = Shaping::Where::port;
+  port.host = 1;
+  port.rate_bps = 200e6;
+  build(3, {port});
+  start_server(1);
+  const auto flows0 = schedule(file("s0.csv"), "h1", 70e6, 2'000'000'000, "web-search");
+  const auto flows2 = schedule(file("s2.csv"), "h1", 70e6, 2'000'000'000, "google-rpc");
+  const std::string start = fmt::format("{:.3f}", static_cast<double>(realtime_ns()) / 1e9 + 1.5);
+  const std::vector<std::string> common{XTK_CLIENT_BIN, "--map", "h1=10.77.0.2", "--start-at", start, "--json"};
+  auto on = [&](std::size_t host, const std::string& schedule_file, const std::string& records) {
+    std::vector<std::string> argv = common;
+    argv.insert(argv.end(), {schedule_file, "-o", records});
+    return testbed_->in_host(host, argv);
+  };
+  ChildProcess second(on(2, file("s2.csv"), file("r2.csv")), file("client2.log"));
+  const auto first = run_command(on(0, file("s0.csv"), file("r0.csv")), 60s);
+  ASSERT_EQ(first.exit_status, 0) << first.output;
+  ASSERT_EQ(second.wait(60s), 0);
+  const auto out = run_checked({XTK_ANALYZE_BIN, "flows", file("r0.csv"), file("r2.csv"), "--json"}, 30s);
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["files"].size(), 2u);
+  EXPECT_EQ(j["files"][0]["flows"], flows0);
+  EXPECT_EQ(j["files"][1]["flows"], flows2);
+  EXPECT_EQ(j["summary"]["flows"], flows0 + flows2);
+  EXPECT_EQ(j["summary"]["flows_by_status"]["ok"], flows0 + flows2);
+  // Both clients' bytes came through the one shaped port: together they stay under it.
+  EXPECT_GT(j["summary"]["goodput_bps"].get<double>(), 100e6);
+  EXPECT_LT(j["summary"]["goodput_bps"].get<double>(), 200e6 * 1.05);
 }
 
 TEST_F(TestbedFlows, FanInPullFromTwoServersThroughAShapedPort) {

@@ -5,6 +5,8 @@
 // side fails here, without root and without running a tool.
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
+
 #include <cstdlib>
 #include <functional>
 

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "core/process.hpp"
 #include "transport/device_flags.hpp"
 #include "transport/rdma/control.hpp"

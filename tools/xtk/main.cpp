@@ -36,7 +36,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "a 1 Gbit/s bottleneck emulating the seed's 25 Gbit/s cluster, consistent vs burst web-search from 0 to\n"
       "90 % (configs/experiments/demo.toml); prints the tables, writes plots. About 8 minutes on 2 cores");
   options.out = "xtk-demo";
+  std::string config_path;
   demo->add_option("-o,--out", options.out, "experiment directory")->capture_default_str();
+  demo->add_option("--config", config_path,
+                   "run this experiment config instead of configs/experiments/demo.toml (a shorter one, say)")
+      ->check(CLI::ExistingFile);
   demo->add_flag("--fresh", options.fresh, "run every step again (default: keep completed steps)");
   int status = 0;
   const int rc = xtk::run_tool(app, argc, argv, [&] {
@@ -46,7 +50,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
           "Without root: generate and inspect schedules (xtk-gen --inspect), replay them on real hosts\n"
           "(xtk-server / xtk-client), or run xtk-run with executor \"slurm\" or \"hosts\" (docs/experiments.md).");
     }
-    const auto config = xtk::load_experiment_config(demo_config());
+    const auto config = xtk::load_experiment_config(config_path.empty() ? demo_config() : config_path);
     status = xtk::run_experiment(config, options, xtk::stop_requested(), std::cout);
   });
   return rc != 0 ? rc : status;
