@@ -312,51 +312,39 @@ TEST(Loopback, BulkStreamsRunForTheDuration) {
   EXPECT_EQ(server.counters().streams, 2u);
 }
 
-TEST(Loopback, BadScheduleLineMidRunStopsCleanlyWithTheRecordsSoFar) {
+// Replays a good schedule with `bad_line` appended: the client stops with an
+// InputError (returned) naming the schedule and its line, and every flow read
+// before the bad line has its record.
+std::string replay_with_bad_line(const std::string& bad_line) {
   TempDir dir;
   Server server(loopback_server());
   server.start();
   const auto flows = write_schedule_file(dir.file("s.csv"), 50e6, 300'000'000);
-  {
-    std::ofstream append(dir.file("s.csv"), std::ios::app);
-    append << "999999,999999999,h0,127.0.0.1,not-a-size\n";
-  }
+  std::ofstream(dir.file("s.csv"), std::ios::app) << bad_line << "\n";
   auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
   std::atomic<bool> interrupt{false};
+  std::string error = "no error";
   try {
     run_client(o, interrupt);
-    FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("size_bytes 'not-a-size'"), std::string::npos) << e.what();
+    error = e.what();
   }
   std::uint64_t total = 0;
   statuses(dir.file("r.csv"), &total);
-  EXPECT_EQ(total, flows);  // every flow read before the bad line has its record
+  EXPECT_EQ(total, flows) << bad_line;
+  EXPECT_EQ(error.rfind(dir.file("s.csv") + ":", 0), 0u) << error;  // file:line first
+  return error;
+}
+
+TEST(Loopback, BadScheduleLineMidRunStopsCleanlyWithTheRecordsSoFar) {
+  const auto error = replay_with_bad_line("999999,999999999,h0,127.0.0.1,not-a-size");
+  EXPECT_NE(error.find("size_bytes 'not-a-size'"), std::string::npos) << error;
 }
 
 // A destination whose port is not a port: the error names the schedule's line.
 TEST(Loopback, BadDestinationPortNamesTheScheduleLine) {
-  TempDir dir;
-  Server server(loopback_server());
-  server.start();
-  const auto flows = write_schedule_file(dir.file("s.csv"), 50e6, 300'000'000);
-  {
-    std::ofstream append(dir.file("s.csv"), std::ios::app);
-    append << "999999,999999999,h0,127.0.0.1:99999,1000\n";
-  }
-  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
-  std::atomic<bool> interrupt{false};
-  try {
-    run_client(o, interrupt);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind(dir.file("s.csv") + ":", 0), 0u) << what;  // file:line first
-    EXPECT_NE(what.find("port '99999'"), std::string::npos) << what;
-  }
-  std::uint64_t total = 0;
-  statuses(dir.file("r.csv"), &total);
-  EXPECT_EQ(total, flows);
+  const auto error = replay_with_bad_line("999999,999999999,h0,127.0.0.1:99999,1000");
+  EXPECT_NE(error.find("port '99999'"), std::string::npos) << error;
 }
 
 TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {
