@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -101,6 +102,18 @@ class Listener final : public EventSource {
   SocketAddress bound_;
   std::function<void(int)> accept_all_;
 };
+
+// The sweep of a server transport: closes each channel quiet too long
+// (`expired(now)`: header or idle timeout), outside the loop over them.
+template <typename Channel, typename Close>
+void close_expired(const std::unordered_map<Channel*, std::unique_ptr<Channel>>& channels, std::int64_t now,
+                   Close close) {
+  std::vector<Channel*> expired;
+  for (const auto& [ptr, channel] : channels) {
+    if (channel->expired(now)) expired.push_back(ptr);
+  }
+  for (Channel* channel : expired) close(*channel);
+}
 
 // ---- client side ----
 

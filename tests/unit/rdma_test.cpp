@@ -262,7 +262,7 @@ TEST(RdmaFlags, SettingsComeFromTheFlagsAndBadOnesNameTheFlag) {
 }
 
 // Without a device, --transport rdma fails at once, saying so and what to do.
-TEST(RdmaDevice, WithoutADeviceTheErrorSaysWhatToDo) {
+TEST(RdmaDevice, WithoutADeviceTheErrorSaysHowToGoOn) {
   if (!device_names().empty()) GTEST_SKIP() << "this host has an RDMA device: the flows test runs instead";
   const auto client = run_command(
       {XTK_CLIENT_BIN, "--transport", "rdma", "--bulk", "1", "--dst", "127.0.0.1:1", "-t", "1s", "-o", "/dev/null"},

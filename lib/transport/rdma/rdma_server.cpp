@@ -74,11 +74,7 @@ class RdmaServer final : public ServerTransport {
   }
 
   void sweep(std::int64_t now) override {
-    std::vector<ServerChannel*> expired;
-    for (auto& [ptr, c] : channels_) {
-      if (c->expired(now)) expired.push_back(ptr);
-    }
-    for (ServerChannel* c : expired) close(*c);
+    close_expired(channels_, now, [this](ServerChannel& c) { close(c); });
   }
 
   void accept_all(int listener) {

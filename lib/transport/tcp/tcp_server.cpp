@@ -67,11 +67,7 @@ class TcpServer final : public ServerTransport {
   }
 
   void sweep(std::int64_t now) override {
-    std::vector<Connection*> expired;
-    for (auto& [ptr, c] : connections_) {
-      if (c->expired(now)) expired.push_back(ptr);
-    }
-    for (Connection* c : expired) close(*c);
+    close_expired(connections_, now, [this](Connection& c) { close(c); });
   }
 
   void accept_all(int listener) {
