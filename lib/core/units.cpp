@@ -208,6 +208,12 @@ double parse_share(std::string_view text) {
   return load.fraction;
 }
 
+bool valid_congestion_control(std::string_view name) {
+  return name.size() <= kCongestionControlNameMax && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+         });
+}
+
 std::string format_rate(double bps) {
   static const std::array<std::pair<double, const char*>, 4> steps{
       {{1e12, "Tbit/s"}, {1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}}};

@@ -41,6 +41,12 @@ Load parse_load(std::string_view text);
 // A share of something: "30%" or "0.3".
 double parse_share(std::string_view text);
 
+// A TCP congestion control's name as the kernel takes it: lower-case letters,
+// digits and '_', at most kCongestionControlNameMax (TCP_CA_NAME_MAX is 16
+// with the terminator). Empty passes: "the default".
+inline constexpr std::size_t kCongestionControlNameMax = 15;
+bool valid_congestion_control(std::string_view name);
+
 std::string format_rate(double bps);           // "25.00 Gbit/s"
 std::string format_bytes(double bytes);        // "1.63 MiB" (IEC)
 std::string format_duration(std::int64_t ns);  // "1.500 ms"

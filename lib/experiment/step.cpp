@@ -33,6 +33,8 @@ std::string tail(const std::string& path, std::size_t lines = 8) {
   return out;
 }
 
+constexpr const char* kClientRole = "cross-traffic client";
+
 struct Role {
   std::string name;
   std::size_t host;
@@ -103,7 +105,7 @@ class Step {
         }
       }
       std::this_thread::sleep_for(300ms);  // the server listens before the client's warm connections
-      start({"cross-traffic client", sender(),
+      start({kClientRole, sender(),
              client_command(c_, file("schedule.csv"), ex_.host_label(receiver()), ex_.address(receiver()),
                             kCrossTrafficPort, file("flows.csv"), start_ns_),
              file("client.json"), nullptr});
@@ -203,10 +205,18 @@ class Step {
 
   // Cross traffic and recorders end with SIGINT so they write their last
   // records; training ranks still running (a failed step) are stopped too.
+  // The cross-traffic client first, then the rest: stopped together, the
+  // server could close connections under flows the client still runs, and
+  // they would end as failed instead of cancelled.
   void stop_support_roles() {
-    for (auto& role : roles_) role.process->signal(SIGINT);
-    for (auto& role : roles_) {
-      if (!role.process->wait(5s)) role.process->stop(2s);
+    const auto client = [](const Role& role) { return role.name == kClientRole; };
+    for (const bool clients : {true, false}) {
+      for (auto& role : roles_) {
+        if (client(role) == clients) role.process->signal(SIGINT);
+      }
+      for (auto& role : roles_) {
+        if (client(role) == clients && !role.process->wait(5s)) role.process->stop(2s);
+      }
     }
   }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -116,9 +117,14 @@ class DestinationTable {
 // Where flows come from: a schedule file, or the bulk streams.
 class FlowFeed {
  public:
-  FlowFeed(const ClientOptions& options, DestinationTable& table) : options_(options), table_(table) {
+  FlowFeed(const ClientOptions& options, Shared& shared, DestinationTable& table)
+      : options_(options), shared_(shared), table_(table) {
     if (options.bulk_streams > 0) return;
     reader_ = ScheduleReader::open(options.schedule);
+    // Rows with an empty cc go back to the client's own algorithm.
+    if (reader_->header().has_cc) {
+      default_cc_ = options.congestion_control.empty() ? default_congestion_control() : options.congestion_control;
+    }
   }
 
   const ScheduleHeader* header() const { return reader_ ? &reader_->header() : nullptr; }
@@ -146,13 +152,33 @@ class FlowFeed {
     plan.size_bytes = flow.size_bytes;
     plan.dscp = flow.dscp;
     plan.rate_bps = flow.rate_bps;
+    plan.congestion_control =
+        reader_->header().has_cc ? congestion_control(flow.cc.empty() ? std::string_view(default_cc_) : flow.cc) : 0;
     plan.stream = false;
     return true;
   }
 
  private:
+  // A name checked once, by the kernel, on its first row: one it refuses
+  // fails the schedule at that line instead of every flow that names it.
+  std::uint8_t congestion_control(std::string_view name) {
+    auto& names = shared_.congestion_controls;
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it != names.end()) return static_cast<std::uint8_t>(it - names.begin() + 1);
+    if (auto problem = congestion_control_problem(std::string(name)); !problem.empty()) {
+      reader_->fail(fmt::format("cc: {}", problem));
+    }
+    if (names.size() >= client_detail::kMaxCongestionControls) {
+      reader_->fail(fmt::format("more than {} congestion controls", client_detail::kMaxCongestionControls));
+    }
+    names.emplace_back(name);
+    return static_cast<std::uint8_t>(names.size());
+  }
+
   const ClientOptions& options_;
+  Shared& shared_;
   DestinationTable& table_;
+  std::string default_cc_;
   std::unique_ptr<ScheduleReader> reader_;
   unsigned bulk_next_ = 0;
 };
@@ -175,12 +201,8 @@ void check_options(const ClientOptions& o) {
   if (o.bulk_streams > 0 && o.duration_ns <= 0) throw UsageError("--bulk needs --duration");
   if (o.pool_limit == 0) throw UsageError("--pool-limit must be at least 1");
   if (!o.congestion_control.empty()) {
-    const std::string allowed = allowed_congestion_controls();
-    if ((" " + allowed + " ").find(" " + o.congestion_control + " ") == std::string::npos) {
-      throw UsageError(
-          fmt::format("--cc {}: this kernel does not allow it (net.ipv4.tcp_allowed_congestion_control = '{}'; "
-                      "load the module and add it there)",
-                      o.congestion_control, allowed));
+    if (auto problem = congestion_control_problem(o.congestion_control); !problem.empty()) {
+      throw UsageError(fmt::format("--cc: {}", problem));
     }
   }
 }
@@ -216,7 +238,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   check_options(options);
   Shared shared(options);
   DestinationTable table(shared, options);
-  FlowFeed feed(options, table);
+  FlowFeed feed(options, shared, table);
   const ScheduleHeader* header = feed.header();
 
   // Destinations named in the header get warm connections before the start.

@@ -77,6 +77,7 @@ void Worker::Impl::launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::
   start.token = opt.token;
   start.dscp = plan.dscp;
   start.rate_bps = plan.rate_bps;
+  if (plan.congestion_control > 0) start.congestion_control = shared.congestion_controls[plan.congestion_control - 1];
   if (!c.flow) {
     ++active;
     if (plan.stream) ++streams;
@@ -161,6 +162,11 @@ void Connection::flow_ended(FlowEnd end, std::int64_t now) {
 
 // An idle connection only wakes when the server closes it.
 void Connection::closed(std::int64_t) { worker.close_connection(*this); }
+
+void Connection::option_failed(std::string_view option, int error) {
+  auto& failure = worker.option_failures[std::string(option)];
+  if (failure.flows++ == 0) failure.error = error;
+}
 
 std::int64_t Connection::next_due() const { return worker.next_due(); }
 
@@ -408,6 +414,10 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
   }
   shared.publish(batch, true);
   shared.connection_waits += connection_waits;
+  for (const auto& [option, failure] : option_failures) {
+    warnings.push_back(fmt::format("worker {}: {} could not be set for {} flows ({}); they ran without it", index,
+                                   option, failure.flows, std::strerror(failure.error)));
+  }
 }
 
 Worker::Worker(Shared& shared, unsigned index)

@@ -26,6 +26,8 @@ struct Destination {
 // handed to a worker; capacity is reserved up front so workers may read
 // existing entries while the feeder appends.
 inline constexpr std::size_t kMaxDestinations = 1 << 16;
+// Congestion controls named by a schedule's cc column, the same way.
+inline constexpr std::size_t kMaxCongestionControls = 64;
 // Flows handed to one worker and not yet started.
 inline constexpr std::size_t kWorkerRingFlows = 1 << 16;
 
@@ -36,13 +38,15 @@ struct PlannedFlow {
   std::uint64_t size_bytes = 0;
   int dscp = 0;
   std::uint64_t rate_bps = 0;
-  bool stream = false;  // bulk: send until stop_ns
+  std::uint8_t congestion_control = 0;  // 1 + its index in Shared::congestion_controls; 0: none named
+  bool stream = false;                  // bulk: send until stop_ns
   std::int64_t stop_ns = 0;
 };
 
 struct Shared {
   const ClientOptions& options;
   std::vector<Destination> destinations;
+  std::vector<std::string> congestion_controls;
   std::int64_t start_mono_ns = 0;  // the schedule's time zero on CLOCK_MONOTONIC
   std::atomic<bool> feeding_done{false};
   std::atomic<bool> stopping{false};               // interrupted: start nothing new
@@ -50,7 +54,10 @@ struct Shared {
   std::atomic<std::uint64_t> connection_waits{0};  // pool: flows that found no idle connection
   std::mutex records_mutex;
   std::vector<FlowRecord> records;  // finished, not yet written
-  explicit Shared(const ClientOptions& o) : options(o) { destinations.reserve(kMaxDestinations); }
+  explicit Shared(const ClientOptions& o) : options(o) {
+    destinations.reserve(kMaxDestinations);
+    congestion_controls.reserve(kMaxCongestionControls);
+  }
   // Moves `batch` to `records`; without `wait`, only if the lock is free (false if not).
   bool publish(std::vector<FlowRecord>& batch, bool wait);
 };

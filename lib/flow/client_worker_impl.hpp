@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -49,6 +50,7 @@ struct Connection final : ChannelOwner {
   void connect_failed(std::string reason, std::int64_t now) override;
   void flow_ended(FlowEnd end, std::int64_t now) override;
   void closed(std::int64_t now) override;
+  void option_failed(std::string_view option, int error) override;
   std::int64_t next_due() const override;
 };
 
@@ -73,6 +75,11 @@ struct Worker::Impl {
   std::vector<DestinationState> dsts;
   std::vector<FlowRecord> batch;
   std::vector<std::string> warnings;
+  struct OptionFailure {
+    std::uint64_t flows = 0;
+    int error = 0;  // the first one's errno
+  };
+  std::map<std::string, OptionFailure> option_failures;  // by socket option: a warning at the end
   std::size_t warm_left = 0, active = 0, pending = 0, streams = 0;
   std::uint64_t connection_waits = 0;
   std::size_t ahead = 0;                // ring entries from the front counted into `upcoming`

@@ -22,7 +22,8 @@ nlohmann::json ServerCounters::to_json() const {
           {"too_large", too_large},
           {"header_timeouts", header_timeouts},
           {"idle_timeouts", idle_timeouts},
-          {"aborted_flows", aborted_flows}};
+          {"aborted_flows", aborted_flows},
+          {"option_failures", option_failures}};
 }
 
 namespace {
@@ -118,6 +119,7 @@ ServerCounters Server::counters() const {
     total.header_timeouts += get(c.header_timeouts);
     total.idle_timeouts += get(c.idle_timeouts);
     total.aborted_flows += get(c.aborted_flows);
+    total.option_failures += get(c.option_failures);
   }
   total.open = open_.load(std::memory_order_relaxed);
   return total;

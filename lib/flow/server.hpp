@@ -40,6 +40,7 @@ struct ServerCounters {
   std::uint64_t rejected_fd_limit = 0;  // closed at once: the process ran out of descriptors
   std::uint64_t bad_headers = 0, unauthenticated = 0, too_large = 0;
   std::uint64_t header_timeouts = 0, idle_timeouts = 0, aborted_flows = 0;
+  std::uint64_t option_failures = 0;  // flows served without their DSCP or pacing
   nlohmann::json to_json() const;
 };
 

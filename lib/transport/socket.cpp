@@ -141,9 +141,11 @@ Fd connect_tcp_nonblocking(const SocketAddress& address, std::string* error) {
 
 int set_dscp(int fd, int family, int dscp) {
   const int tos = dscp << 2;
-  const int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
-                                    : setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
-  return rc == 0 ? 0 : errno;
+  if (setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0 && family == AF_INET) return errno;
+  // An IPv6 socket needs both: IPV6_TCLASS for IPv6 peers, IP_TOS for
+  // IPv4-mapped ones (a server on [::] serves IPv4 clients so).
+  if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos) != 0) return errno;
+  return 0;
 }
 
 int set_pacing_bps(int fd, std::uint64_t bps) {
@@ -168,11 +170,36 @@ int socket_error(int fd) {
   return error;
 }
 
-std::string allowed_congestion_controls() {
-  std::ifstream in("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
+namespace {
+
+std::string sysctl_line(const char* path) {
+  std::ifstream in(path);
   std::string line;
   std::getline(in, line);
   return line;
 }
+
+}  // namespace
+
+std::string congestion_control_problem(const std::string& name) {
+  const Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return fmt::format("cannot open a socket to try it: {}", std::strerror(errno));
+  const int error = set_congestion_control(fd.get(), name);
+  if (error == 0) return "";
+  if (error == ENOENT) {
+    return fmt::format(
+        "this kernel has no congestion control '{}' (available: {}; load its module, e.g. modprobe tcp_{})", name,
+        sysctl_line("/proc/sys/net/ipv4/tcp_available_congestion_control"), name);
+  }
+  if (error == EPERM) {
+    return fmt::format(
+        "'{}' is not allowed for this process (net.ipv4.tcp_allowed_congestion_control = '{}'; "
+        "add it there or run as root)",
+        name, sysctl_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control"));
+  }
+  return fmt::format("'{}': {}", name, std::strerror(error));
+}
+
+std::string default_congestion_control() { return sysctl_line("/proc/sys/net/ipv4/tcp_congestion_control"); }
 
 }  // namespace xtk

@@ -58,7 +58,8 @@ Fd connect_tcp_nonblocking(const SocketAddress& address, std::string* error);
 
 void set_nonblocking(int fd);
 void set_nodelay(int fd, bool on);
-// DSCP (0-63) into IP_TOS or IPV6_TCLASS (the ECN bits left 0). Returns errno, 0 on success.
+// DSCP (0-63) into IP_TOS, and IPV6_TCLASS on an IPv6 socket (the ECN bits
+// left 0). Returns errno, 0 on success.
 int set_dscp(int fd, int family, int dscp);
 // SO_MAX_PACING_RATE in bits/s, 0 = none. Returns errno, 0 on success.
 int set_pacing_bps(int fd, std::uint64_t bps);
@@ -67,7 +68,12 @@ void set_buffers(int fd, int send_bytes, int receive_bytes);  // 0 = leave the k
 // The socket's pending error (SO_ERROR), e.g. after a non-blocking connect.
 int socket_error(int fd);
 
-// The congestion controls this kernel lets unprivileged sockets choose.
-std::string allowed_congestion_controls();
+// Why a socket of this process cannot use the congestion control `name`
+// (tried on a fresh socket, so the kernel decides: loaded or loadable
+// modules, net.ipv4.tcp_allowed_congestion_control for unprivileged
+// processes), with what to do about it; empty when it can.
+std::string congestion_control_problem(const std::string& name);
+// The kernel's default congestion control (net.ipv4.tcp_congestion_control).
+std::string default_congestion_control();
 
 }  // namespace xtk

@@ -124,8 +124,9 @@ struct FlowStart {
   std::uint64_t size_bytes = 0;
   std::int64_t stop_abs_ns = 0;  // a stream's end, CLOCK_MONOTONIC
   std::uint64_t token = 0;
-  int dscp = 0;                // traffic class, 0-63
-  std::uint64_t rate_bps = 0;  // pacing cap, 0 = none
+  int dscp = 0;                         // traffic class, 0-63, on both ends' packets
+  std::uint64_t rate_bps = 0;           // pacing cap of the sender (the server for a pull), 0 = none
+  std::string_view congestion_control;  // TCP: this flow's algorithm; empty: the connection's as it is
 };
 
 struct FlowEnd {
@@ -143,6 +144,10 @@ class ChannelOwner {
   virtual void connect_failed(std::string reason, std::int64_t now) = 0;  // "Connection refused", ...
   virtual void flow_ended(FlowEnd end, std::int64_t now) = 0;
   virtual void closed(std::int64_t now) = 0;  // the server closed an idle channel
+  // A flow's socket option (DSCP, pacing, congestion control) could not be
+  // set: the flow goes on without it. The only call after which the channel
+  // goes on: the owner just takes note.
+  virtual void option_failed(std::string_view option, int error) = 0;
   // When the worker's next flow start is due (CLOCK_MONOTONIC): a channel
   // moving bytes yields before it, so starts keep their precision.
   virtual std::int64_t next_due() const = 0;
@@ -209,6 +214,7 @@ struct ServerStats {
   std::atomic<std::uint64_t> accepted{0}, rejected_full{0}, rejected_fd_limit{0};
   std::atomic<std::uint64_t> bad_headers{0}, unauthenticated{0}, too_large{0};
   std::atomic<std::uint64_t> header_timeouts{0}, idle_timeouts{0}, aborted_flows{0};
+  std::atomic<std::uint64_t> option_failures{0};  // a flow's DSCP or pacing could not be set
 };
 
 inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) {

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/units.hpp"
+
 namespace xtk {
 namespace {
 
@@ -28,11 +32,14 @@ HeaderBytes encode(const FlowHeader& header) {
   b[3] = 'F';
   b[4] = kWireVersion;
   b[5] = static_cast<unsigned char>(header.direction);
-  b[6] = 0;
-  b[7] = header.stream ? 1 : 0;
+  b[6] = header.stream ? 1 : 0;
+  b[7] = static_cast<unsigned char>(header.dscp);
   put_u64(&b[8], header.flow_id);
   put_u64(&b[16], header.size_bytes);
   put_u64(&b[24], header.token);
+  put_u64(&b[32], header.rate_bps);
+  std::copy_n(header.congestion_control.begin(), std::min(header.congestion_control.size(), kCongestionControlNameMax),
+              &b[40]);
   return b;
 }
 
@@ -46,10 +53,19 @@ std::optional<FlowHeader> decode(const HeaderBytes& b, std::string* reason) {
   if (magic != kFlowMagic) return fail(fmt::format("bad magic 0x{:08x}", magic));
   if (b[4] != kWireVersion) return fail(fmt::format("wire version {} (this xtk speaks {})", b[4], kWireVersion));
   if (b[5] > 1) return fail(fmt::format("bad direction {}", b[5]));
-  if (b[6] != 0 || (b[7] & ~1U) != 0) return fail("unknown flags");
+  if ((b[6] & ~1U) != 0) return fail("unknown flags");
+  if (b[7] > 63) return fail(fmt::format("dscp {} is above 63", b[7]));
   FlowHeader h;
   h.direction = static_cast<Direction>(b[5]);
-  h.stream = (b[7] & 1U) != 0;
+  h.stream = (b[6] & 1U) != 0;
+  h.dscp = b[7];
+  h.rate_bps = get_u64(&b[32]);
+  const auto* cc = reinterpret_cast<const char*>(&b[40]);
+  h.congestion_control.assign(cc, std::find(cc, cc + 16, '\0'));
+  if (!valid_congestion_control(h.congestion_control) ||
+      std::any_of(cc + h.congestion_control.size(), cc + 16, [](char c) { return c != '\0'; })) {
+    return fail("bad congestion control name");
+  }
   h.flow_id = get_u64(&b[8]);
   h.size_bytes = get_u64(&b[16]);
   h.token = get_u64(&b[24]);

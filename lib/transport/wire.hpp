@@ -1,13 +1,16 @@
 // The flow framing on the wire (docs/wire.md). Every flow on a TCP connection
-// starts with a fixed 32-byte header from the client, all fields big-endian:
+// starts with a fixed 56-byte header from the client, all fields big-endian:
 //
 //   0  u32 magic      "XTKF"
-//   4  u8  version    1
+//   4  u8  version    2
 //   5  u8  direction  0 push (client sends size bytes), 1 pull (server sends them)
-//   6  u16 flags      bit 0: stream (size is ignored; data flows until the sender closes)
+//   6  u8  flags      bit 0: stream (size is ignored; data flows until the sender closes)
+//   7  u8  dscp       0-63: the server marks its side of the flow with it
 //   8  u64 flow_id
 //  16  u64 size_bytes
 //  24  u64 token      pre-shared token, 0 when the server requires none
+//  32  u64 rate_bps   pull: the server paces its sending to this, 0 = no cap
+//  40  16 bytes cc    pull: the server's TCP congestion control, ASCII, NUL-padded; empty = its default
 //
 // After a push flow the server answers with an 8-byte acknowledgement (the
 // flow id, big-endian) so the client can stamp the end. A connection carries
@@ -22,8 +25,8 @@
 namespace xtk {
 
 inline constexpr std::uint32_t kFlowMagic = 0x58544B46;  // "XTKF"
-inline constexpr std::uint8_t kWireVersion = 1;
-inline constexpr std::size_t kFlowHeaderBytes = 32;
+inline constexpr std::uint8_t kWireVersion = 2;
+inline constexpr std::size_t kFlowHeaderBytes = 56;
 inline constexpr std::size_t kAckBytes = 8;
 
 enum class Direction : std::uint8_t { push = 0, pull = 1 };
@@ -34,6 +37,9 @@ struct FlowHeader {
   std::uint64_t flow_id = 0;
   std::uint64_t size_bytes = 0;
   std::uint64_t token = 0;
+  int dscp = 0;                    // 0-63
+  std::uint64_t rate_bps = 0;      // the server's pacing cap for a pull flow, 0 = none
+  std::string congestion_control;  // the server's for a pull flow; empty = its default
 };
 
 using HeaderBytes = std::array<unsigned char, kFlowHeaderBytes>;

@@ -38,6 +38,8 @@ void add_flags(CLI::App& app, GenFlags& f) {
   app.add_option("--stagger", f.stagger, "long-lived: gap between flow starts")->capture_default_str();
   app.add_option("--dscp", f.dscp, "DSCP per flow: 26 or a weighted mix 0:0.7,26:0.3 (adds a dscp column)");
   app.add_option("--flow-rate", f.flow_rate, "pacing cap per flow: 100M or a mix 100M:0.5,0:0.5 (0 = none)");
+  app.add_option("--cc", f.congestion_control,
+                 "TCP congestion control per flow: bbr or a mix cubic:0.5,bbr:0.5 (adds a cc column)");
   app.add_option("-o,--out", f.out, "output file, '-' for stdout; a path with {src} writes one file per source")
       ->capture_default_str();
   app.add_flag("--inspect", f.inspect, "inspect what was written (needs -o FILE)");
@@ -66,6 +68,7 @@ std::vector<std::string> to_arguments(const GenFlags& f) {
       .option("--stagger", f.stagger, d.stagger)
       .option("--dscp", f.dscp, d.dscp)
       .option("--flow-rate", f.flow_rate, d.flow_rate)
+      .option("--cc", f.congestion_control, d.congestion_control)
       .option("--out", f.out, d.out)
       .flag("--inspect", f.inspect)
       .flag("--json", f.json)
@@ -104,6 +107,7 @@ GenConfig to_config(const GenFlags& f) {
   c.stagger_ns = parse_flag("--stagger", f.stagger, parse_duration_ns);
   if (!f.dscp.empty()) c.dscp = parse_dscp_mix(f.dscp, "--dscp");
   if (!f.flow_rate.empty()) c.rate = parse_rate_mix(f.flow_rate, "--flow-rate");
+  if (!f.congestion_control.empty()) c.congestion_control = parse_congestion_control_mix(f.congestion_control, "--cc");
   return c;
 }
 

@@ -20,7 +20,7 @@ struct GenFlags {
   std::string profile = "consistent", cdf = "web-search", load = "50%", link = "25G", duration = "10s";
   std::uint64_t seed = 1;
   std::string src = "h0", dst, pattern = "fan-out";
-  std::string burst_width = "1ms", burst_period, dscp, flow_rate, stagger = "0";
+  std::string burst_width = "1ms", burst_period, dscp, flow_rate, congestion_control, stagger = "0";
   double burst_height = 3.0, size_scale = 1.0;
   std::uint32_t min_burst_flows = 2, min_rest_flows = 8, flows = 1;
   std::string out = "-";

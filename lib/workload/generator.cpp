@@ -17,7 +17,7 @@ namespace {
 
 // Independent random streams per source, so adding a class mix or another
 // source never changes the arrivals or sizes already drawn.
-enum Stream : std::uint64_t { kArrivals = 1, kSizes, kDestinations, kDscp, kRate };
+enum Stream : std::uint64_t { kArrivals = 1, kSizes, kDestinations, kDscp, kRate, kCongestionControl };
 Rng stream(const GenConfig& config, std::size_t source, Stream which) {
   return Rng(config.seed, static_cast<std::uint64_t>(source) * 16 + which);
 }
@@ -76,17 +76,18 @@ ScheduleHeader make_header(const GenConfig& config) {
   }
   if (config.dscp) h.set("dscp_mix", describe(*config.dscp));
   if (config.rate) h.set("rate_mix", describe(*config.rate));
+  if (config.congestion_control) h.set("cc_mix", describe(*config.congestion_control));
   h.has_dscp = config.dscp.has_value();
   h.has_rate = config.rate.has_value() || config.profile == Profile::long_lived;
+  h.has_cc = config.congestion_control.has_value();
   return h;
 }
 
 struct ScheduleGenerator::Source {
   std::unique_ptr<ArrivalProcess> process;
   DestinationChooser destinations;
-  Rng dst_rng, dscp_rng, rate_rng;
+  Rng dst_rng, dscp_rng, rate_rng, cc_rng;
   Arrival pending;
-  std::uint64_t sequence = 0;
 };
 
 ScheduleGenerator::ScheduleGenerator(const GenConfig& config) : config_(config) {
@@ -113,8 +114,8 @@ ScheduleGenerator::ScheduleGenerator(const GenConfig& config) : config_(config) 
                                                   stream(config, i, kDestinations),
                                                   stream(config, i, kDscp),
                                                   stream(config, i, kRate),
-                                                  {},
-                                                  0});
+                                                  stream(config, i, kCongestionControl),
+                                                  {}});
     switch (config.profile) {
       case Profile::consistent:
         source->process = make_consistent(*config.cdf, config.load_bps, config.duration_ns,
@@ -152,13 +153,14 @@ bool ScheduleGenerator::next(Flow& flow) {
   if (heap_.size() > 1) std::pop_heap(heap_.begin(), heap_.end(), later);
   Source& s = *sources_[index];
   const Arrival& a = s.pending;
-  flow.id = s.sequence++ * sources_.size() + index;
+  flow.id = next_id_++;
   flow.start_ns = a.start_ns;
   flow.src = config_.sources[index];
   flow.dst = s.destinations.pick(s.dst_rng);
   flow.size_bytes = a.size_bytes;
   flow.dscp = config_.dscp ? config_.dscp->pick(s.dscp_rng) : 0;
   flow.rate_bps = config_.rate ? config_.rate->pick(s.rate_rng) : a.rate_bps;
+  flow.cc = config_.congestion_control ? std::string_view(config_.congestion_control->pick(s.cc_rng)) : "";
   if (s.process->next(s.pending)) {
     if (heap_.size() > 1) std::push_heap(heap_.begin(), heap_.end(), later);
   } else {

@@ -36,6 +36,7 @@ struct GenConfig {
   std::int64_t stagger_ns = 0;
   std::optional<WeightedMix<int>> dscp;
   std::optional<WeightedMix<std::uint64_t>> rate;
+  std::optional<WeightedMix<std::string>> congestion_control;
 };
 
 // The key=value parameters written at the top of the schedule.
@@ -46,7 +47,8 @@ class ScheduleGenerator {
   explicit ScheduleGenerator(const GenConfig& config);
   ~ScheduleGenerator();
   // Next flow across all sources, ordered by start (ties by source order).
-  // Flow ids are unique: sequence within the source x sources + source index.
+  // Flow ids count flows in that order (0, 1, ...): unique across sources, and
+  // increasing in every file, a {src} split's included.
   bool next(Flow& flow);
 
  private:
@@ -55,6 +57,7 @@ class ScheduleGenerator {
   const GenConfig& config_;
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<std::size_t> heap_;  // min-heap of source indices by pending start
+  std::uint64_t next_id_ = 0;
 };
 
 struct GenResult {

@@ -131,6 +131,18 @@ WeightedMix<int> parse_dscp_mix(std::string_view text, std::string_view flag) {
   return mix;
 }
 
+WeightedMix<std::string> parse_congestion_control_mix(std::string_view text, std::string_view flag) {
+  WeightedMix<std::string> mix;
+  for (const auto& item : split_items(text, flag, false)) {
+    if (!valid_congestion_control(item.value)) {
+      throw UsageError(
+          fmt::format("{}: '{}' is not a congestion control name (lower-case letters, digits, '_')", flag, item.value));
+    }
+    mix.add(std::string(item.value), item.weight);
+  }
+  return mix;
+}
+
 WeightedMix<std::uint64_t> parse_rate_mix(std::string_view text, std::string_view flag) {
   WeightedMix<std::uint64_t> mix;
   for (const auto& item : split_items(text, flag, false)) {

@@ -35,6 +35,9 @@ WeightedMix<int> parse_dscp_mix(std::string_view text, std::string_view flag);
 // Per-flow pacing caps (rates with units, 0 = uncapped) with weights.
 WeightedMix<std::uint64_t> parse_rate_mix(std::string_view text, std::string_view flag);
 
+// TCP congestion controls (cubic, bbr, ...) with weights.
+WeightedMix<std::string> parse_congestion_control_mix(std::string_view text, std::string_view flag);
+
 // "a:1,b:2" back from a mix, for schedule headers.
 template <typename T>
 std::string describe(const WeightedMix<T>& mix);

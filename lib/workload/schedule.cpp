@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "formats/csv_file.hpp"
 
 namespace xtk {
@@ -46,6 +48,7 @@ ScheduleWriter::ScheduleWriter(const std::string& path, const ScheduleHeader& he
     : path_(path == "-" ? "<stdout>" : path),
       has_dscp_(header.has_dscp),
       has_rate_(header.has_rate),
+      has_cc_(header.has_cc),
       buffer_(kBufferBytes) {
   if (path == "-") {
     file_ = stdout;
@@ -59,6 +62,7 @@ ScheduleWriter::ScheduleWriter(const std::string& path, const ScheduleHeader& he
   head += "flow_id,start_ns,src,dst,size_bytes";
   if (has_dscp_) head += ",dscp";
   if (has_rate_) head += ",rate_bps";
+  if (has_cc_) head += ",cc";
   head += '\n';
   put(head);
 }
@@ -83,7 +87,7 @@ void ScheduleWriter::put(std::string_view text) {
 void ScheduleWriter::write(const Flow& flow) {
   // Longest line: 5 integers of 20 digits, two host names, separators.
   constexpr std::size_t kNumbers = std::size_t{8} * 21;
-  const std::size_t need = kNumbers + flow.src.size() + flow.dst.size();
+  const std::size_t need = kNumbers + flow.src.size() + flow.dst.size() + flow.cc.size();
   if (used_ + need > buffer_.size()) flush();
   char* p = buffer_.data() + used_;
   char* end = buffer_.data() + buffer_.size();
@@ -108,6 +112,10 @@ void ScheduleWriter::write(const Flow& flow) {
   if (has_rate_) {
     *p++ = ',';
     number(flow.rate_bps);
+  }
+  if (has_cc_) {
+    *p++ = ',';
+    text(flow.cc);
   }
   *p++ = '\n';
   used_ = static_cast<std::size_t>(p - buffer_.data());
@@ -170,7 +178,7 @@ ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), 
     if (!versioned) fail("no '# format_version=N' line before the column line");
     static constexpr std::string_view kRequired = "flow_id,start_ns,src,dst,size_bytes";
     if (line.substr(0, kRequired.size()) != kRequired) {
-      fail(fmt::format("expected the column line '{}[,dscp][,rate_bps]'", kRequired));
+      fail(fmt::format("expected the column line '{}[,dscp][,rate_bps][,cc]'", kRequired));
     }
     std::string_view rest = line.substr(kRequired.size());
     while (!rest.empty()) {
@@ -184,8 +192,11 @@ ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), 
       } else if (name == "rate_bps" && rate_column_ < 0) {
         rate_column_ = static_cast<int>(columns_++);
         header_.has_rate = true;
+      } else if (name == "cc" && cc_column_ < 0) {
+        cc_column_ = static_cast<int>(columns_++);
+        header_.has_cc = true;
       } else {
-        fail(fmt::format("unknown or repeated column '{}' (optional columns: dscp, rate_bps)", name));
+        fail(fmt::format("unknown or repeated column '{}' (optional columns: dscp, rate_bps, cc)", name));
       }
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma);
     }
@@ -211,7 +222,7 @@ bool ScheduleReader::next(Flow& flow) {
     ++line_;
     if (!text_.empty() && text_.back() == '\r') text_.pop_back();
     if (text_.empty() || text_.front() == '#') continue;
-    std::string_view fields[7];
+    std::string_view fields[8];
     std::size_t count = 0;
     std::string_view line(text_);
     while (true) {
@@ -223,6 +234,13 @@ bool ScheduleReader::next(Flow& flow) {
     }
     if (count != columns_) fail(fmt::format("{} fields, expected {}", count, columns_));
     if (!parse_int(fields[0], flow.id)) fail(fmt::format("flow_id '{}' is not a non-negative integer", fields[0]));
+    // Increasing ids make a repeated id an error found in constant memory.
+    if (have_id_ && flow.id <= last_id_) {
+      fail(fmt::format("flow_id {} is not above the previous flow's {}: flow ids are unique and increase down the file",
+                       flow.id, last_id_));
+    }
+    have_id_ = true;
+    last_id_ = flow.id;
     if (!parse_int(fields[1], flow.start_ns) || flow.start_ns < 0) {
       fail(fmt::format("start_ns '{}' is not a non-negative integer", fields[1]));
     }
@@ -240,6 +258,7 @@ bool ScheduleReader::next(Flow& flow) {
     }
     flow.dscp = 0;
     flow.rate_bps = 0;
+    flow.cc = {};
     if (dscp_column_ >= 0) {
       const auto& f = fields[dscp_column_];
       if (!parse_int(f, flow.dscp) || flow.dscp < 0 || flow.dscp > 63) {
@@ -249,6 +268,13 @@ bool ScheduleReader::next(Flow& flow) {
     if (rate_column_ >= 0) {
       const auto& f = fields[rate_column_];
       if (!parse_int(f, flow.rate_bps)) fail(fmt::format("rate_bps '{}' is not a non-negative integer", f));
+    }
+    if (cc_column_ >= 0) {
+      const auto& f = fields[cc_column_];
+      if (!valid_congestion_control(f)) {
+        fail(fmt::format("cc '{}' is not a congestion control name (lower-case letters, digits, '_'; at most 15)", f));
+      }
+      flow.cc = f;
     }
     return true;
   }

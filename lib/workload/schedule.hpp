@@ -3,7 +3,7 @@
 //   # xtk-schedule
 //   # format_version=1
 //   # key=value ...                  (generator parameters)
-//   flow_id,start_ns,src,dst,size_bytes[,dscp][,rate_bps]
+//   flow_id,start_ns,src,dst,size_bytes[,dscp][,rate_bps][,cc]
 //   0,10233,h0,h1,23311
 //
 // Both sides stream: the writer formats into a buffer, the reader holds one
@@ -32,6 +32,7 @@ struct Flow {
   std::uint64_t size_bytes = 0;
   int dscp = 0;                // 0-63
   std::uint64_t rate_bps = 0;  // per-flow pacing cap, 0 = none
+  std::string_view cc;         // TCP congestion control; empty = the client's
 };
 
 struct ScheduleHeader {
@@ -39,6 +40,7 @@ struct ScheduleHeader {
   std::vector<std::pair<std::string, std::string>> params;
   bool has_dscp = false;
   bool has_rate = false;
+  bool has_cc = false;
 
   void set(std::string key, std::string value);
   std::optional<std::string> get(std::string_view key) const;
@@ -63,7 +65,7 @@ class ScheduleWriter {
   std::string path_;
   std::FILE* file_ = nullptr;
   bool owns_file_ = false;
-  bool has_dscp_, has_rate_;
+  bool has_dscp_, has_rate_, has_cc_;
   std::vector<char> buffer_;
   std::size_t used_ = 0;
   std::uint64_t flows_ = 0;
@@ -77,7 +79,7 @@ class ScheduleReader {
 
   const ScheduleHeader& header() const { return header_; }
   // Next flow, or false at the end. Validates each line (numbers, sorted
-  // starts, dscp range); the returned views live until the next call.
+  // starts, increasing ids, dscp range); the returned views live until the next call.
   bool next(Flow& flow);
   std::uint64_t line() const { return line_; }
   // Throws InputError at the current line ("file:line: what"): for what the
@@ -92,7 +94,9 @@ class ScheduleReader {
   std::string text_;
   std::uint64_t line_ = 0;
   std::int64_t last_start_ = INT64_MIN;
-  int dscp_column_ = -1, rate_column_ = -1;
+  std::uint64_t last_id_ = 0;
+  bool have_id_ = false;
+  int dscp_column_ = -1, rate_column_ = -1, cc_column_ = -1;
   std::size_t columns_ = 5;
 };
 

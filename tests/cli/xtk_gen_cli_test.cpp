@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "common/run_tool.hpp"
@@ -29,7 +30,7 @@ TEST_F(XtkGenCli, HelpListsTheOptionsAndExitsZero) {
   const auto r = run("--help");
   EXPECT_EQ(r.status, 0);
   for (const char* flag : {"--profile", "--cdf", "--load", "--link", "--duration", "--seed", "--dst", "--pattern",
-                           "--burst-width", "--dscp", "--flow-rate", "inspect"}) {
+                           "--burst-width", "--dscp", "--flow-rate", "--cc", "inspect"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   }
   EXPECT_EQ(run("inspect --help").status, 0);
@@ -55,6 +56,9 @@ TEST_F(XtkGenCli, UsageErrorsExitTwoAndNameTheFlag) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--burst-height"), std::string::npos);
   EXPECT_EQ(run("--inspect").status, 2);  // needs -o FILE
+  r = run("--cc BBR");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--cc: 'BBR' is not a congestion control name"), std::string::npos) << r.out;
 }
 
 TEST_F(XtkGenCli, BadCdfFileExitsOneWithFileAndLine) {
@@ -112,6 +116,45 @@ TEST_F(XtkGenCli, InspectReportsDamageWithLineAndExitsOne) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find(file("broken.csv") + ":5: start_ns 4 is before"), std::string::npos) << r.out;
   EXPECT_EQ(run("inspect " + file("missing.csv")).status, 1);
+}
+
+// A repeated flow id would give two records one id: the reader refuses it at its line.
+TEST_F(XtkGenCli, InspectRefusesARepeatedFlowId) {
+  {
+    std::ofstream s(file("repeat.csv"));
+    s << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n0,5,a,b,10\n3,6,a,b,10\n"
+         "3,7,c,b,10\n";
+  }
+  const auto r = run("inspect " + file("repeat.csv"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find(file("repeat.csv") + ":6: flow_id 3 is not above the previous flow's 3"), std::string::npos)
+      << r.out;
+}
+
+// Ids count flows in start order across sources, so a {src} split's files
+// are each increasing and together unique; --cc adds the cc column.
+TEST_F(XtkGenCli, SplitFilesKeepIncreasingIdsAndTheCcColumn) {
+  ASSERT_EQ(run("--src a,b --dst sink --pattern fan-in -t 100ms --load 1G --cc cubic:0.5,reno:0.5 -o '" +
+                file("{src}.csv") + "'")
+                .status,
+            0);
+  std::set<std::string> ids;
+  std::set<std::string> algorithms;
+  for (const char* s : {"a", "b"}) {
+    EXPECT_EQ(run("inspect " + file(std::string(s) + ".csv")).status, 0) << s;
+    std::ifstream in(file(std::string(s) + ".csv"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      if (line.rfind("flow_id", 0) == 0) {
+        EXPECT_EQ(line, "flow_id,start_ns,src,dst,size_bytes,cc");
+        continue;
+      }
+      EXPECT_TRUE(ids.insert(line.substr(0, line.find(','))).second) << line;
+      algorithms.insert(line.substr(line.rfind(',') + 1));
+    }
+  }
+  EXPECT_GT(ids.size(), 10u);
+  EXPECT_EQ(algorithms, (std::set<std::string>{"cubic", "reno"}));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // found must be the flows sent, the sampler must see a known transfer, and
 // missing or vanishing devices must end in clear messages. Needs root; skips
 // otherwise.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -261,6 +262,55 @@ TEST_F(CaptureTestbed, FlowsFoundAreTheFlowsSentAndSummarizeAgreesWithThePcap) {
     EXPECT_EQ(from_summary.count(flow) ? from_summary.at(flow) : 0, bytes) << flow;
   }
   EXPECT_EQ(report("summary.log")["interfaces"][0]["dropped"], 0);
+}
+
+// The schedule's DSCP on the wire, both ways: the sender's data and the
+// receiver's acknowledgements carry it, for a push (the client sends) and for
+// a pull (the server sends, told by the flow's header). Counted by capture
+// filters on the receiving host's port.
+TEST_F(CaptureTestbed, ScheduleDscpIsOnTheWireInBothDirections) {
+  build();
+  start(1, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}, "server.log");
+  GenConfig g;
+  g.cdf = std::make_shared<FlowSizeCdf>(FlowSizeCdf::load_file(std::string(XTK_CDF_DIR) + "/google-rpc.cdf"));
+  g.load_bps = 20e6;
+  g.link_bps = 1e9;
+  g.duration_ns = 300'000'000;
+  g.sources = {"h0"};
+  g.destinations = parse_host_mix("h1", "--dst");
+  g.dscp = parse_dscp_mix("26", "--dscp");
+  ASSERT_GT(write_schedule(g, file("s.csv")).flows, 5u);
+  constexpr const char* kPort = "tcp port 7000";
+  constexpr const char* kMarked = "(ip[1] & 0xfc) = 104";  // DSCP 26, ECN bits aside
+  for (const std::string direction : {"push", "pull"}) {
+    const std::string sender = direction == "push" ? "10.77.0.1" : "10.77.0.2";
+    const std::string receiver = direction == "push" ? "10.77.0.2" : "10.77.0.1";
+    const std::map<std::string, std::string> filters{
+        {"data", fmt::format("{} and src host {} and greater 200 and {}", kPort, sender, kMarked)},
+        {"acks", fmt::format("{} and src host {} and {}", kPort, receiver, kMarked)},
+        {"unmarked_data", fmt::format("{} and greater 200 and not {}", kPort, kMarked)}};
+    std::map<std::string, ChildProcess*> captures;
+    for (const auto& [name, filter] : filters) {
+      const auto pcap = file(direction + "-" + name + ".pcap");
+      captures[name] = &start(1, capture({"-f", filter, "-o", pcap}), direction + "-" + name + ".log");
+      wait_for(pcap);
+    }
+    std::this_thread::sleep_for(200ms);
+    const auto client =
+        run_checked(testbed_->in_host(0, {XTK_CLIENT_BIN, file("s.csv"), "--map", "h1=10.77.0.2", "--direction",
+                                          direction, "-o", file("flows.csv"), "--json", "--no-progress"}),
+                    30s);
+    EXPECT_TRUE(nlohmann::json::parse(client)["warnings"].empty()) << client;
+    std::this_thread::sleep_for(200ms);
+    std::map<std::string, std::uint64_t> packets;
+    for (const auto& [name, process] : captures) {
+      EXPECT_EQ(interrupt(*process), 0) << read(direction + "-" + name + ".log");
+      packets[name] = report(direction + "-" + name + ".log")["interfaces"][0]["packets"].get<std::uint64_t>();
+    }
+    EXPECT_GT(packets["data"], 10u) << direction;
+    EXPECT_GT(packets["acks"], 10u) << direction;
+    EXPECT_EQ(packets["unmarked_data"], 0u) << direction;
+  }
 }
 
 TEST_F(CaptureTestbed, CounterSamplerSeesAKnownTransfer) {

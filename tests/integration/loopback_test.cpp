@@ -8,16 +8,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/process.hpp"
 #include "flow/client.hpp"
 #include "flow/client_worker.hpp"
 #include "flow/server.hpp"
+#include "transport/socket.hpp"
 #include "transport/wire.hpp"
 #include "workload/generator.hpp"
 
@@ -347,6 +353,102 @@ TEST(Loopback, BadDestinationPortNamesTheScheduleLine) {
   EXPECT_NE(error.find("port '99999'"), std::string::npos) << error;
 }
 
+TEST(Loopback, RepeatedFlowIdNamesTheScheduleLine) {
+  const auto error = replay_with_bad_line("0,999999999,h0,127.0.0.1,1000");
+  EXPECT_NE(error.find("flow_id 0 is not above the previous flow's"), std::string::npos) << error;
+}
+
+// ss(8)'s info lines (which hold the congestion control's name) of the
+// sockets that send flows' data: the client's (peer port `port`) for a push,
+// the server's (local port `port`) for a pull.
+std::string sending_socket_info(std::uint16_t port, Direction direction) {
+  const auto out = run_command({"ss", "-tinH", "state", "established"}).output;
+  const std::string address = fmt::format("127.0.0.1:{}", port);
+  std::string infos;
+  std::istringstream lines(out);
+  for (std::string line, info; std::getline(lines, line) && std::getline(lines, info);) {
+    std::istringstream fields(line);
+    std::string recv_q, send_q, self, peer;
+    fields >> recv_q >> send_q >> self >> peer;
+    if ((direction == Direction::push ? peer : self) == address) infos += info + " \n";
+  }
+  return infos;
+}
+
+// The first record's FCT in seconds.
+double first_fct_s(const std::string& records) {
+  std::ifstream in(records);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#' || line.rfind("flow_id,", 0) == 0) continue;
+    std::size_t pos = 0;
+    for (int i = 0; i < 6; ++i) pos = line.find(',', pos) + 1;
+    return std::stod(line.substr(pos)) / 1e6;
+  }
+  return 0;
+}
+
+// A schedule's cc column sets each flow's algorithm on the socket sending its
+// data, and its rate_bps paces that socket: the client's for a push, the
+// server's for a pull (both carried in the flow's header).
+TEST(Loopback, PerFlowCongestionControlAndPacingAreOnTheSendingSocket) {
+  if (!run_command({"ss", "-V"}).ok()) GTEST_SKIP() << "ss (iproute2) is not installed";
+  ASSERT_NE(default_congestion_control(), "reno");  // else the check below proves nothing
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  const auto port = port_of(server);
+  // 1 MB paced to 8 Mbit/s: about a second, so ss sees the flow's socket.
+  std::ofstream(dir.file("s.csv")) << "# xtk-schedule\n# format_version=1\n"
+                                      "flow_id,start_ns,src,dst,size_bytes,rate_bps,cc\n"
+                                      "0,0,h0,127.0.0.1,1000000,8000000,reno\n";
+  for (auto direction : {Direction::push, Direction::pull}) {
+    auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+    o.direction = direction;
+    std::atomic<bool> interrupt{false};
+    auto client = std::async(std::launch::async, [&] { return run_client(o, interrupt); });
+    std::string info;
+    wait_for([&] {
+      info = sending_socket_info(port, direction);
+      return info.find(" reno ") != std::string::npos;
+    });
+    const auto result = client.get();
+    EXPECT_NE(info.find(" reno "), std::string::npos) << "direction " << static_cast<int>(direction) << ": " << info;
+    EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), 1u);
+    EXPECT_TRUE(result.warnings.empty());
+    // Unpaced, 1 MB takes about a millisecond here; paced, the kernel still
+    // lets the first window and whole 64 KB segments out at once, so less than 1 s.
+    const double fct = first_fct_s(dir.file("r.csv"));
+    EXPECT_GT(fct, 0.25) << "not paced, direction " << static_cast<int>(direction);
+    EXPECT_LT(fct, 3.0);
+  }
+  EXPECT_EQ(server.counters().option_failures, 0u);
+}
+
+// A name the kernel refuses ends the replay at the schedule's line, saying what it has.
+TEST(Loopback, CongestionControlTheKernelRefusesNamesTheScheduleLine) {
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  std::ofstream(dir.file("s.csv")) << "# xtk-schedule\n# format_version=1\n"
+                                      "flow_id,start_ns,src,dst,size_bytes,cc\n"
+                                      "0,0,h0,127.0.0.1,1000,\n"
+                                      "1,1000,h0,127.0.0.1,1000,nosuchcc\n";
+  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+  std::atomic<bool> interrupt{false};
+  std::string error = "no error";
+  try {
+    run_client(o, interrupt);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error.rfind(dir.file("s.csv") + ":5: cc: this kernel has no congestion control 'nosuchcc' (available: ", 0),
+            0u)
+      << error;
+  std::uint64_t total = 0;
+  statuses(dir.file("r.csv"), &total);
+  EXPECT_EQ(total, 1u);  // the flow before the bad line has its record
+}
+
 TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {
   TempDir dir;
   const auto flows = write_schedule_file(dir.file("s.csv"), 10e6, 200'000'000);
@@ -376,7 +478,7 @@ TEST(ServerBounds, BadPeersCostOnlyTheirConnection) {
 
   // Garbage instead of a header.
   int fd = connect_loopback(port);
-  std::string garbage(32, 'G');
+  std::string garbage(kFlowHeaderBytes, 'G');
   send(fd, garbage.data(), garbage.size(), 0);
   EXPECT_TRUE(closed_by_peer(fd));
   ::close(fd);

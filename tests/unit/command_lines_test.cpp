@@ -133,6 +133,7 @@ TEST(CommandLines, GenFlagsRoundTrip) {
   f.burst_period = "40ms";
   f.dscp = "0:0.5,26:0.5";
   f.flow_rate = "100M";
+  f.congestion_control = "cubic:0.5,reno:0.5";
   f.stagger = "1ms";
   f.burst_height = 2.5;
   f.size_scale = 0.04;

@@ -45,9 +45,10 @@ TEST(Schedule, RoundTripWithClassColumns) {
   header.set("seed", "3");
   header.has_dscp = true;
   header.has_rate = true;
-  std::vector<Flow> flows{{0, 10, "h0", "h1", 1500, 0, 0},
-                          {1, 10, "h0", "10.0.0.2", 64000, 26, 100000000},
-                          {2, 999999999999, "h0", "fd00::1", 30000000, 63, 0}};
+  header.has_cc = true;
+  std::vector<Flow> flows{{0, 10, "h0", "h1", 1500, 0, 0, ""},
+                          {1, 10, "h0", "10.0.0.2", 64000, 26, 100000000, "bbr"},
+                          {2, 999999999999, "h0", "fd00::1", 30000000, 63, 0, "cubic"}};
   {
     ScheduleWriter writer(path, header);
     for (const auto& f : flows) writer.write(f);
@@ -56,14 +57,16 @@ TEST(Schedule, RoundTripWithClassColumns) {
   }
   EXPECT_EQ(slurp(path),
             "# xtk-schedule\n# format_version=1\n# profile=burst\n# seed=3\n"
-            "flow_id,start_ns,src,dst,size_bytes,dscp,rate_bps\n"
-            "0,10,h0,h1,1500,0,0\n1,10,h0,10.0.0.2,64000,26,100000000\n2,999999999999,h0,fd00::1,30000000,63,0\n");
+            "flow_id,start_ns,src,dst,size_bytes,dscp,rate_bps,cc\n"
+            "0,10,h0,h1,1500,0,0,\n1,10,h0,10.0.0.2,64000,26,100000000,bbr\n"
+            "2,999999999999,h0,fd00::1,30000000,63,0,cubic\n");
   auto reader = ScheduleReader::open(path);
   EXPECT_EQ(reader->header().get("profile"), "burst");
   EXPECT_EQ(reader->header().get("seed"), "3");
   EXPECT_FALSE(reader->header().get("nothing"));
   EXPECT_TRUE(reader->header().has_dscp);
   EXPECT_TRUE(reader->header().has_rate);
+  EXPECT_TRUE(reader->header().has_cc);
   Flow f;
   for (const auto& expected : flows) {
     ASSERT_TRUE(reader->next(f));
@@ -74,6 +77,7 @@ TEST(Schedule, RoundTripWithClassColumns) {
     EXPECT_EQ(f.size_bytes, expected.size_bytes);
     EXPECT_EQ(f.dscp, expected.dscp);
     EXPECT_EQ(f.rate_bps, expected.rate_bps);
+    EXPECT_EQ(f.cc, expected.cc);
   }
   EXPECT_FALSE(reader->next(f));
   std::filesystem::remove(path);
@@ -85,7 +89,7 @@ TEST(Schedule, ManyFlowsStreamThroughTheBuffer) {
   {
     ScheduleWriter writer(path, ScheduleHeader{});
     for (std::uint64_t i = 0; i < kFlows; ++i) {
-      writer.write({i, static_cast<std::int64_t>(i * 1000), "source-host", "destination-host", i + 1, 0, 0});
+      writer.write({i, static_cast<std::int64_t>(i * 1000), "source-host", "destination-host", i + 1, 0, 0, ""});
     }
     writer.close();
   }
@@ -113,7 +117,7 @@ TEST(Schedule, WriterReportsAnUncreatableFile) {
 TEST(Schedule, WriterReportsAFullDisk) {
   if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
   ScheduleWriter writer("/dev/full", ScheduleHeader{});
-  for (std::uint64_t i = 0; i < 10; ++i) writer.write({i, 0, "a", "b", 1, 0, 0});
+  for (std::uint64_t i = 0; i < 10; ++i) writer.write({i, 0, "a", "b", 1, 0, 0, ""});
   EXPECT_THROW(writer.close(), Error);
 }
 
@@ -125,11 +129,11 @@ TEST(Schedule, ReaderErrorsNameTheLine) {
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\n"),
             "s.csv:2: no column line: the header must end with 'flow_id,start_ns,src,dst,size_bytes'");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\nid,start\n"),
-            "s.csv:3: expected the column line 'flow_id,start_ns,src,dst,size_bytes[,dscp][,rate_bps]'");
+            "s.csv:3: expected the column line 'flow_id,start_ns,src,dst,size_bytes[,dscp][,rate_bps][,cc]'");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes,color\n"),
-            "s.csv:3: unknown or repeated column 'color' (optional columns: dscp, rate_bps)");
+            "s.csv:3: unknown or repeated column 'color' (optional columns: dscp, rate_bps, cc)");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes,dscp,dscp\n"),
-            "s.csv:3: unknown or repeated column 'dscp' (optional columns: dscp, rate_bps)");
+            "s.csv:3: unknown or repeated column 'dscp' (optional columns: dscp, rate_bps, cc)");
   EXPECT_EQ(read_error("# xtk-schedule\nflow_id,start_ns,src,dst,size_bytes\n"),
             "s.csv:2: no '# format_version=N' line before the column line");
   const std::string head = kHead;
@@ -137,6 +141,12 @@ TEST(Schedule, ReaderErrorsNameTheLine) {
   EXPECT_EQ(read_error(head + "0,10,a,b,1,2\n"), "s.csv:4: more than 5 fields");
   EXPECT_EQ(read_error(head + "x,10,a,b,1\n"), "s.csv:4: flow_id 'x' is not a non-negative integer");
   EXPECT_EQ(read_error(head + "0,-5,a,b,1\n"), "s.csv:4: start_ns '-5' is not a non-negative integer");
+  EXPECT_EQ(read_error(head + "0,10,a,b,1\n1,20,a,b,1\n1,30,a,b,1\n"),
+            "s.csv:6: flow_id 1 is not above the previous flow's 1: flow ids are unique and increase down the file");
+  EXPECT_EQ(read_error(head + "5,10,a,b,1\n3,20,c,b,1\n"),
+            "s.csv:5: flow_id 3 is not above the previous flow's 5: flow ids are unique and increase down the file");
+  EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes,cc\n0,1,a,b,1,BBR\n"),
+            "s.csv:4: cc 'BBR' is not a congestion control name (lower-case letters, digits, '_'; at most 15)");
   EXPECT_EQ(read_error(head + "0,20,a,b,1\n1,10,a,b,1\n"),
             "s.csv:5: start_ns 10 is before the previous flow's 20: schedules are sorted by start");
   EXPECT_EQ(read_error(head + "0,10,,b,1\n"), "s.csv:4: src '' is empty or has spaces");
@@ -149,6 +159,7 @@ TEST(Schedule, ReaderErrorsNameTheLine) {
       read_error("# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes,rate_bps\n0,1,a,b,1,-1\n"),
       "s.csv:4: rate_bps '-1' is not a non-negative integer");
   EXPECT_EQ(read_error(head + "0,10,a,b,1\r\n# comment\n\n1,11,a,b,2\r\n"), "(no error)");
+  EXPECT_EQ(read_error(head + "0,10,a,b,1\n7,10,c,b,1\n"), "(no error)");  // ids may skip
 }
 
 TEST(Schedule, FlowsBeforeAnErrorAreDelivered) {

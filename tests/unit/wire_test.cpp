@@ -12,6 +12,9 @@ TEST(Wire, HeaderRoundTripInNetworkOrder) {
   h.flow_id = 0x0102030405060708ULL;
   h.size_bytes = 1500;
   h.token = token_from_phrase("secret");
+  h.dscp = 46;
+  h.rate_bps = 0x1122334455667788ULL;
+  h.congestion_control = "bbr";
   const auto bytes = encode(h);
   EXPECT_EQ(bytes[0], 'X');
   EXPECT_EQ(bytes[3], 'F');
@@ -19,6 +22,11 @@ TEST(Wire, HeaderRoundTripInNetworkOrder) {
   EXPECT_EQ(bytes[5], 1);
   EXPECT_EQ(bytes[8], 0x01);  // big-endian flow id
   EXPECT_EQ(bytes[15], 0x08);
+  EXPECT_EQ(bytes[7], 46);
+  EXPECT_EQ(bytes[32], 0x11);
+  EXPECT_EQ(bytes[39], 0x88);
+  EXPECT_EQ(bytes[40], 'b');
+  EXPECT_EQ(bytes[43], 0);
   std::string reason;
   const auto back = decode(bytes, &reason);
   ASSERT_TRUE(back) << reason;
@@ -27,6 +35,9 @@ TEST(Wire, HeaderRoundTripInNetworkOrder) {
   EXPECT_EQ(back->flow_id, h.flow_id);
   EXPECT_EQ(back->size_bytes, 1500u);
   EXPECT_EQ(back->token, h.token);
+  EXPECT_EQ(back->dscp, 46);
+  EXPECT_EQ(back->rate_bps, h.rate_bps);
+  EXPECT_EQ(back->congestion_control, "bbr");
 }
 
 TEST(Wire, BadHeadersSayWhy) {
@@ -39,15 +50,23 @@ TEST(Wire, BadHeadersSayWhy) {
   bad = bytes;
   bad[4] = 9;
   EXPECT_FALSE(decode(bad, &reason));
-  EXPECT_EQ(reason, "wire version 9 (this xtk speaks 1)");
+  EXPECT_EQ(reason, "wire version 9 (this xtk speaks 2)");
   bad = bytes;
   bad[5] = 2;
   EXPECT_FALSE(decode(bad, &reason));
   EXPECT_EQ(reason, "bad direction 2");
   bad = bytes;
-  bad[7] = 4;
+  bad[6] = 4;
   EXPECT_FALSE(decode(bad, &reason));
   EXPECT_EQ(reason, "unknown flags");
+  bad = bytes;
+  bad[7] = 64;
+  EXPECT_FALSE(decode(bad, &reason));
+  EXPECT_EQ(reason, "dscp 64 is above 63");
+  bad = bytes;
+  bad[40] = 'B';
+  EXPECT_FALSE(decode(bad, &reason));
+  EXPECT_EQ(reason, "bad congestion control name");
 }
 
 TEST(Wire, AckAndTokens) {

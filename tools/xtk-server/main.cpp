@@ -101,10 +101,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       std::cout << fmt::format(
           "# final: {:.2f} s, received {} ({}), sent {}, flows push {} pull {} streams {}, connections {} "
           "(rejected {} at --max-connections, {} at the open-file limit), bad headers {}, unauthenticated {}, "
-          "too large {}, timeouts header {} idle {}, aborted {}\n",
+          "too large {}, timeouts header {} idle {}, aborted {}, option failures {}\n",
           seconds, c.bytes_received, xtk::format_rate(static_cast<double>(c.bytes_received) * 8 / seconds),
           c.bytes_sent, c.push_flows, c.pull_flows, c.streams, c.accepted, c.rejected_full, c.rejected_fd_limit,
-          c.bad_headers, c.unauthenticated, c.too_large, c.header_timeouts, c.idle_timeouts, c.aborted_flows);
+          c.bad_headers, c.unauthenticated, c.too_large, c.header_timeouts, c.idle_timeouts, c.aborted_flows,
+          c.option_failures);
     }
   });
 }

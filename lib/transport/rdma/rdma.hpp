@@ -1,7 +1,7 @@
 // RDMA, RC queue pairs with libibverbs: a channel is one queue pair and a TCP
 // control connection to the server's address. Over the control connection the
 // two ends exchange queue-pair details (queue_pair.hpp), then every flow's
-// 32-byte header (docs/wire.md) goes first, and a push flow's acknowledgement
+// 56-byte header (docs/wire.md) goes first, and a push flow's acknowledgement
 // comes back. The bytes go as RDMA WRITE with immediate (or SEND with
 // immediate, --verb send) messages of --msg-size, --outstanding at a time;
 // each message's immediate is its length, so the receiver counts each flow's

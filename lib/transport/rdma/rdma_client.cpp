@@ -44,7 +44,12 @@ class RdmaChannel final : public Channel, public EventSource, public CompletionH
       // A per-QP rate limit where the device has one; elsewhere the flow runs unpaced (docs/rdma.md).
       ibv_qp_rate_limit_attr limit{};
       limit.rate_limit = static_cast<std::uint32_t>(flow.rate_bps / 1000);
-      if (ibv_modify_qp_rate_limit(qp_, &limit) == 0) rate_bps_ = flow.rate_bps;
+      const int error = ibv_modify_qp_rate_limit(qp_, &limit);
+      if (error == 0) {
+        rate_bps_ = flow.rate_bps;
+      } else {
+        owner_.option_failed("ibv_modify_qp_rate_limit", error);
+      }
     }
     flow_ = flow;
     state_ = State::busy;

@@ -1,4 +1,4 @@
-// TCP, the first transport: a flow is its 32-byte header (docs/wire.md) and
+// TCP, the first transport: a flow is its 56-byte header (docs/wire.md) and
 // its payload on a connection that carries one flow at a time; a push flow
 // ends with the server's 8-byte acknowledgement, a pull flow when its last
 // byte arrives. DSCP and pacing are socket options set per flow.

@@ -40,14 +40,18 @@ class TcpChannel final : public Channel, public EventSource {
   TcpChannel& operator=(const TcpChannel&) = delete;
 
   void start(const FlowStart& flow, std::int64_t now) override {
-    if (dscp_ != flow.dscp && set_dscp(fd_.get(), family_, flow.dscp) == 0) dscp_ = flow.dscp;
-    if (pacing_bps_ != flow.rate_bps && set_pacing_bps(fd_.get(), flow.rate_bps) == 0) pacing_bps_ = flow.rate_bps;
+    set_options(flow);
     FlowHeader h;
     h.direction = flow.direction;
     h.stream = flow.stream;
     h.flow_id = flow.id;
     h.size_bytes = flow.size_bytes;
     h.token = flow.token;
+    h.dscp = flow.dscp;
+    if (flow.direction == Direction::pull) {
+      h.rate_bps = flow.rate_bps;
+      h.congestion_control = flow.congestion_control;
+    }
     flow_ = flow;
     header_ = encode(h);
     header_sent_ = 0;
@@ -89,6 +93,38 @@ class TcpChannel final : public Channel, public EventSource {
 
  private:
   enum class State { connecting, idle, busy };
+
+  // The flow's class on this end; its pacing cap and algorithm when this end
+  // sends the data (the server takes a pull's from the header). Set only on
+  // change: pooled connections carry many flows.
+  void set_options(const FlowStart& flow) {
+    if (dscp_ != flow.dscp) {
+      const int error = set_dscp(fd_.get(), family_, flow.dscp);
+      if (error == 0) {
+        dscp_ = flow.dscp;
+      } else {
+        owner_.option_failed(family_ == AF_INET6 ? "IPV6_TCLASS" : "IP_TOS", error);
+      }
+    }
+    const std::uint64_t pacing = flow.direction == Direction::push ? flow.rate_bps : 0;
+    if (pacing_bps_ != pacing) {
+      const int error = set_pacing_bps(fd_.get(), pacing);
+      if (error == 0) {
+        pacing_bps_ = pacing;
+      } else {
+        owner_.option_failed("SO_MAX_PACING_RATE", error);
+      }
+    }
+    if (flow.direction == Direction::push && !flow.congestion_control.empty() &&
+        congestion_control_ != flow.congestion_control) {
+      const int error = set_congestion_control(fd_.get(), std::string(flow.congestion_control));
+      if (error == 0) {
+        congestion_control_ = flow.congestion_control;
+      } else {
+        owner_.option_failed(fmt::format("TCP_CONGESTION {}", flow.congestion_control), error);
+      }
+    }
+  }
 
   void set_events(std::uint32_t events) {
     if (events_ == events) return;
@@ -209,6 +245,7 @@ class TcpChannel final : public Channel, public EventSource {
   std::uint32_t events_ = 0;
   int dscp_ = 0;
   std::uint64_t pacing_bps_ = 0;
+  std::string congestion_control_;  // set by a flow; empty: the one the connection opened with
   FlowStart flow_;
   HeaderBytes header_{};
   std::size_t header_sent_ = 0;

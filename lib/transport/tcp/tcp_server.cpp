@@ -26,7 +26,7 @@ class TcpServer;
 
 class Connection final : public EventSource {
  public:
-  Connection(TcpServer& server, Fd fd);
+  Connection(TcpServer& server, Fd fd, int family);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -37,6 +37,7 @@ class Connection final : public EventSource {
  private:
   enum class State { header, push_body, push_stream, ack, pull_body };
   bool begin_flow();
+  void mark(const FlowHeader& header);
   bool consume(const char* data, std::size_t length);
   bool on_readable();
   bool on_writable();
@@ -44,6 +45,10 @@ class Connection final : public EventSource {
 
   TcpServer& server_;
   Fd fd_;
+  int family_;
+  int dscp_ = 0;
+  std::uint64_t pacing_bps_ = 0;
+  std::string congestion_control_;  // set by a pull; empty: the one it was accepted with
   State state_ = State::header;
   HeaderBytes header_{};
   std::size_t header_got_ = 0;
@@ -86,7 +91,10 @@ class TcpServer final : public ServerTransport {
       bump(context_.stats.accepted);
       set_nodelay(fd, true);
       set_buffers(fd, context_.settings.send_buffer, context_.settings.receive_buffer);
-      auto c = std::make_unique<Connection>(*this, Fd(fd));
+      sockaddr_storage local{};
+      socklen_t length = sizeof local;
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length);
+      auto c = std::make_unique<Connection>(*this, Fd(fd), local.ss_family);
       Connection& ref = *c;
       connections_.emplace(&ref, std::move(c));
       poller_.add(fd, ref, EPOLLIN | EPOLLRDHUP);
@@ -125,8 +133,8 @@ class TcpServer final : public ServerTransport {
   std::vector<char> buffer_ = std::vector<char>(kChunk);
 };
 
-Connection::Connection(TcpServer& server, Fd fd)
-    : server_(server), fd_(std::move(fd)), last_activity_ns_(monotonic_ns()) {}
+Connection::Connection(TcpServer& server, Fd fd, int family)
+    : server_(server), fd_(std::move(fd)), family_(family), last_activity_ns_(monotonic_ns()) {}
 
 Connection::~Connection() { server_.poller().forget(*this); }
 
@@ -160,11 +168,42 @@ void Connection::set_writing(bool on) {
   server_.poller().modify(fd_.get(), *this, EPOLLIN | EPOLLRDHUP | (on ? EPOLLOUT : 0U));
 }
 
+// The flow's class on the server's packets too (a pull's data, a push's
+// acknowledgements), and a pull's pacing cap and congestion control: the
+// client cannot set them for the server's socket.
+// A failure is counted; the flow goes on without it.
+void Connection::mark(const FlowHeader& header) {
+  auto& stats = server_.context().stats;
+  if (header.dscp != dscp_) {
+    if (set_dscp(fd_.get(), family_, header.dscp) == 0) {
+      dscp_ = header.dscp;
+    } else {
+      bump(stats.option_failures);
+    }
+  }
+  if (header.direction != Direction::pull) return;
+  if (header.rate_bps != pacing_bps_) {
+    if (set_pacing_bps(fd_.get(), header.rate_bps) == 0) {
+      pacing_bps_ = header.rate_bps;
+    } else {
+      bump(stats.option_failures);
+    }
+  }
+  if (!header.congestion_control.empty() && header.congestion_control != congestion_control_) {
+    if (set_congestion_control(fd_.get(), header.congestion_control) == 0) {
+      congestion_control_ = header.congestion_control;
+    } else {
+      bump(stats.option_failures);
+    }
+  }
+}
+
 // Admits a complete header and moves to the flow's state; false closes.
 bool Connection::begin_flow() {
   const auto header = admit_flow(header_, server_.context());
   if (!header) return false;
   header_got_ = 0;
+  mark(*header);
   if (header->stream) {
     state_ = State::push_stream;
     return true;
