@@ -15,6 +15,7 @@ packages=(
   iperf libtomlplusplus-dev python3                 # bench/flow peers; xtk-run configs
   slurm-wlm munge                                   # the local Slurm cluster of the CI job
   python3-torch patchelf                            # [training] command's test (a Gloo script); scripts/bundle.sh
+  openssh-client openssh-server                     # the hosts executor's test (sshd in testbed hosts)
 )
 
 missing=()
@@ -32,7 +33,7 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 # tshark's package asks whether non-root users may capture: answer no, without a prompt.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
-# Debian's init scripts would start slurm and munge at install: forbid that for this install.
+# Debian's init scripts would start slurm, munge and sshd at install: forbid that for this install.
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
   $sudo chmod +x /usr/sbin/policy-rc.d

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,17 +35,29 @@ std::vector<char*> c_args(const std::vector<std::string>& argv) {
   return out;
 }
 
-// Starts argv with stdout and stderr on `out_fd`; stdin from /dev/null.
-pid_t spawn(const std::vector<std::string>& argv, int out_fd) {
+// Starts argv with stdout and stderr on `out_fd`; stdin from `in_fd`, or
+// /dev/null when it is -1; in a process group of its own with `own_group`.
+pid_t spawn(const std::vector<std::string>& argv, int out_fd, int in_fd = -1, bool own_group = false) {
   if (argv.empty()) throw Error("spawn: empty command");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (in_fd < 0) {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  } else {
+    posix_spawn_file_actions_adddup2(&actions, in_fd, STDIN_FILENO);
+  }
   posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out_fd, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
   pid_t pid = -1;
   auto args = c_args(argv);
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw Error(fmt::format("cannot start '{}': {}", argv[0], std::strerror(rc)));
   return pid;
@@ -120,21 +133,39 @@ std::string run_checked(const std::vector<std::string>& argv, std::chrono::milli
   return result.output;
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path, ChildOptions options) {
   const char* path = log_path.empty() ? "/dev/null" : log_path.c_str();
   const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("{}: cannot open log: {}", path, std::strerror(errno)));
+  // Close-on-exec on both ends: no other child holds our end, so its closing
+  // (we stop, or die) is end of file for this child alone.
+  int sockets[2] = {-1, -1};
+  if (options.signals_on_stdin && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+    close(fd);
+    throw Error(fmt::format("socketpair: {}", std::strerror(errno)));
+  }
   try {
-    pid_ = spawn(argv, fd);
+    pid_ = spawn(argv, fd, sockets[1], options.own_group);
   } catch (...) {
     close(fd);
+    for (const int s : sockets) {
+      if (s >= 0) close(s);
+    }
     throw;
   }
   close(fd);
+  if (sockets[1] >= 0) close(sockets[1]);
+  signals_fd_ = sockets[0];
 }
 
 ChildProcess::~ChildProcess() {
   if (pid_ > 0 && !status_) stop(std::chrono::milliseconds(500));
+  close_signals();
+}
+
+void ChildProcess::close_signals() {
+  if (signals_fd_ >= 0) close(signals_fd_);
+  signals_fd_ = -1;
 }
 
 std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {
@@ -159,12 +190,26 @@ std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {
 bool ChildProcess::running() { return !wait(std::chrono::milliseconds(0)).has_value(); }
 
 void ChildProcess::signal(int signo) {
-  if (pid_ > 0 && running()) kill(pid_, signo);
+  if (pid_ <= 0 || !running()) return;
+  if (signals_fd_ < 0) {
+    kill(pid_, signo);
+    return;
+  }
+  // MSG_NOSIGNAL: a child that closed its stdin must not kill us with SIGPIPE.
+  const std::string line = fmt::format("{}\n", sigabbrev_np(signo));
+  if (send(signals_fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
+    kill(pid_, signo);  // it reads no more signals: the local child is all we can reach
+  }
 }
 
 int ChildProcess::stop(std::chrono::milliseconds grace) {
   signal(SIGTERM);
   if (auto status = wait(grace)) return *status;
+  if (signals_fd_ >= 0) {
+    signal(SIGKILL);
+    close_signals();
+    if (auto status = wait(std::chrono::seconds(2))) return *status;
+  }
   signal(SIGKILL);
   return wait(std::chrono::seconds(5)).value_or(-1);
 }

@@ -29,11 +29,22 @@ std::string run_checked(const std::vector<std::string>& argv,
 
 std::string shell_quote(const std::vector<std::string>& argv);
 
-// A background process. Its output goes to `log_path` (or /dev/null when empty).
+struct ChildOptions {
+  // Its own process group: a terminal's Ctrl-C then reaches only us, and we
+  // pass it on as we choose (an ssh client would die of it and drop its remote).
+  bool own_group = false;
+  // Its stdin is a socket that only we hold: signal() writes the signal's
+  // name ("INT") and a newline to it instead of kill()ing the child, which
+  // forwards it (ssh to a remote wrapper); our end closing is end of file.
+  bool signals_on_stdin = false;
+};
+
+// A background process. Its output goes to `log_path` (or /dev/null when empty),
+// its stdin is /dev/null unless options say otherwise.
 // The destructor stops it (SIGTERM, then SIGKILL) if it is still running.
 class ChildProcess {
  public:
-  ChildProcess(const std::vector<std::string>& argv, const std::string& log_path = "");
+  ChildProcess(const std::vector<std::string>& argv, const std::string& log_path = "", ChildOptions options = {});
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -42,12 +53,16 @@ class ChildProcess {
   // Exit status (as CommandResult) once it has ended; nullopt while it runs after `timeout`.
   std::optional<int> wait(std::chrono::milliseconds timeout);
   void signal(int signo);  // no-op once reaped
-  // SIGTERM, then SIGKILL after `grace`; returns the exit status.
+  // SIGTERM, then SIGKILL after `grace`; returns the exit status. With
+  // signals_on_stdin, SIGKILL goes down the socket too, then the socket is
+  // closed, and the child itself is killed only if it has not ended 2 s later.
   int stop(std::chrono::milliseconds grace = std::chrono::seconds(2));
   bool running();
 
  private:
+  void close_signals();
   pid_t pid_ = -1;
+  int signals_fd_ = -1;  // our end of the child's stdin, with signals_on_stdin
   std::optional<int> status_;
 };
 

@@ -328,8 +328,12 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.known(s, "slurm", {"nodes"});
   r.get_list(s, "nodes", c.slurm.nodes);
   const auto* h = r.table("hosts");
-  r.known(h, "hosts", {"file"});
+  r.known(h, "hosts", {"file", "ssh_config"});
   r.get(h, "file", c.hosts.file);
+  r.get(h, "ssh_config", c.hosts.ssh_config);
+  if (r.node(h, "ssh_config") && c.hosts.ssh_config.empty()) {
+    r.fail(r.node(h, "ssh_config"), "'ssh_config' is empty: give ssh's config file (ssh -F), or leave it out");
+  }
   if (c.executor == ExecutorKind::hosts && c.hosts.file.empty()) {
     r.fail(h, "executor 'hosts' needs [hosts] file = \"hosts.txt\"");
   }

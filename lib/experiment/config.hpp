@@ -90,7 +90,8 @@ struct ExperimentConfig {
   } slurm;
 
   struct Hosts {
-    std::string file;  // "name address [interface]" per line
+    std::string file;        // "name address [interface]" per line
+    std::string ssh_config;  // given to ssh as -F: keys, ports, users, known hosts; empty: ssh's own
   } hosts;
 
   std::int64_t step_timeout_ns = 600'000'000'000;

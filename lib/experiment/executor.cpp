@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -117,9 +119,12 @@ class SlurmExecutor final : public Executor {
 
 class HostsExecutor final : public Executor {
  public:
-  HostsExecutor(const ExperimentConfig& config, std::size_t hosts) {
+  HostsExecutor(const ExperimentConfig& config, std::size_t hosts) : ssh_config_(config.hosts.ssh_config) {
     if (config.hosts.file.empty()) {
       throw UsageError(fmt::format("executor 'hosts' needs [hosts] file = \"hosts.txt\" in {}", config.path));
+    }
+    if (!ssh_config_.empty() && ::access(ssh_config_.c_str(), R_OK) != 0) {
+      throw Error(fmt::format("{}: [hosts] ssh_config '{}': {}", config.path, ssh_config_, std::strerror(errno)));
     }
     std::ifstream in(config.hosts.file);
     if (!in) throw Error(fmt::format("{}: cannot open the hosts file", config.hosts.file));
@@ -146,34 +151,65 @@ class HostsExecutor final : public Executor {
   std::string address(std::size_t host) const override { return hosts_[host].address; }
   std::string interface(std::size_t host) const override { return hosts_[host].interface; }
   std::int64_t clock_offset_ns(std::size_t host) const override { return offsets_[host]; }
+  // ssh passes our signals on (forward_signals_command); in its own process
+  // group, a terminal's Ctrl-C reaches xtk-run alone, which stops the roles
+  // with SIGINT through it, where ssh itself would die and leave them running.
   std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
                                       const std::string& log_path) override {
-    return std::make_unique<ChildProcess>(ssh(hosts_[host].address, shell_quote(argv)), log_path);
+    return std::make_unique<ChildProcess>(ssh(hosts_[host].address, forward_signals_command(argv)), log_path,
+                                          ChildOptions{.own_group = true, .signals_on_stdin = true});
   }
   nlohmann::json describe() const override {
     auto hosts = nlohmann::json::array();
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
       hosts.push_back({{"name", hosts_[i].name}, {"address", hosts_[i].address}, {"clock_offset_ns", offsets_[i]}});
     }
-    return {{"executor", "hosts"}, {"hosts", hosts}};
+    nlohmann::json j = {{"executor", "hosts"}, {"hosts", hosts}};
+    if (!ssh_config_.empty()) j["ssh_config"] = ssh_config_;
+    return j;
   }
 
  private:
-  static std::vector<std::string> ssh(const std::string& address, const std::string& command) {
-    return {"ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", address, command};
+  // BatchMode: a missing key fails the role instead of prompting. An
+  // ssh_config decides host keys itself; without one, new hosts are accepted.
+  std::vector<std::string> ssh(const std::string& address, const std::string& command) const {
+    std::vector<std::string> argv{"ssh", "-o", "BatchMode=yes"};
+    if (ssh_config_.empty()) {
+      argv.insert(argv.end(), {"-o", "StrictHostKeyChecking=accept-new"});
+    } else {
+      argv.insert(argv.end(), {"-F", ssh_config_});
+    }
+    argv.insert(argv.end(), {address, command});
+    return argv;
   }
   // The host's clock minus ours, from the midpoint of an ssh round trip.
-  static std::int64_t measure_offset(const std::string& address) {
+  std::int64_t measure_offset(const std::string& address) const {
     const std::int64_t before = realtime_ns();
     const std::string out = run_checked(ssh(address, "date +%s%N"), std::chrono::seconds(20));
     const std::int64_t after = realtime_ns();
     return std::stoll(out) - (before + after) / 2;
   }
+  std::string ssh_config_;
   std::vector<HostEntry> hosts_;
   std::vector<std::int64_t> offsets_;
 };
 
+// Runs as `sh -c WRAPPER xtk-role ARGV...` whatever the login shell. The
+// reader is the background job (its stdin dup'ed to fd 3 first, as sh gives
+// background jobs /dev/null) and argv the foreground one: a non-interactive
+// sh starts background jobs with SIGINT ignored, which argv must not inherit.
+constexpr const char* kForwardSignals =
+    "exec 3<&0 </dev/null\n"
+    "{ while read -r s <&3; do kill -s \"$s\" $$; done; kill -s TERM $$; } >/dev/null 2>&1 &\n"
+    "exec \"$@\" 3<&-\n";
+
 }  // namespace
+
+std::string forward_signals_command(const std::vector<std::string>& argv) {
+  std::vector<std::string> wrapped{"sh", "-c", kForwardSignals, "xtk-role"};
+  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+  return shell_quote(wrapped);
+}
 
 std::unique_ptr<Executor> make_executor(const ExperimentConfig& config, std::size_t hosts) {
   switch (config.executor) {

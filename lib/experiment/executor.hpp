@@ -39,4 +39,10 @@ class Executor {
 // The hosts an experiment needs: the training ranks, then one cross-traffic host.
 std::unique_ptr<Executor> make_executor(const ExperimentConfig& config, std::size_t hosts);
 
+// The command line the hosts executor has ssh run: a POSIX sh wrapper that
+// becomes argv (exec, so its PID is argv's) after starting a reader of its
+// stdin, which passes each signal name read there ("INT") to argv, and
+// SIGTERM at end of file: xtk-run stopped, died or lost the connection.
+std::string forward_signals_command(const std::vector<std::string>& argv);
+
 }  // namespace xtk
