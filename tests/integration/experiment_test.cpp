@@ -75,7 +75,11 @@ TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
   EXPECT_FALSE(provenance["xtk"]["git_revision"].get<std::string>().empty());
   EXPECT_TRUE(fs::exists(fs::path(exp()) / "tables" / "iteration_time.csv"));
   EXPECT_NE(result.output.find("Iteration time per cross-traffic step"), std::string::npos);
-  EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-run"), std::string::npos) << "testbed left behind";
+  // Its own testbed (other tests' may run beside it): named in run.json.
+  const std::string testbed = run_json(fs::path(exp()) / "tiny-mlp/none/step00")["executor"]["testbed"];
+  ASSERT_FALSE(testbed.empty());
+  EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-" + testbed + "-"), std::string::npos)
+      << "testbed " << testbed << " left behind";
 }
 
 TEST_F(Experiment, InterruptedRunResumesToACompleteDirectory) {
@@ -225,7 +229,11 @@ TEST_F(Experiment, XtkDemoRunsAShortConfig) {
   for (const char* step : {"resnet50/none/step00", "resnet50/consistent/step01"}) {
     EXPECT_EQ(run_json(fs::path(exp()) / step)["status"], "ok") << step;
   }
-  EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-run"), std::string::npos) << "testbed left behind";
+  // Its own testbed (other tests' may run beside it): named in run.json.
+  const std::string testbed = run_json(fs::path(exp()) / "resnet50/none/step00")["executor"]["testbed"];
+  ASSERT_FALSE(testbed.empty());
+  EXPECT_EQ(run_command({"ip", "netns", "list"}).output.find("xtk-" + testbed + "-"), std::string::npos)
+      << "testbed " << testbed << " left behind";
 }
 
 }  // namespace

@@ -78,8 +78,8 @@ TEST_F(ForwardSignals, ASignalNameOnStdinReachesTheTool) {
 }
 
 TEST_F(ForwardSignals, EndOfFileOnStdinIsSigterm) {
-  // run_command gives stdin /dev/null: end of file at once, as when xtk-run dies.
-  const auto result = run_command(wrapped(kTrapping), 10s);
+  // Stdin from a pipe that ends once the tool has set its traps, as when xtk-run dies.
+  const auto result = run_command({"sh", "-c", "sleep 0.5 | " + shell_quote(wrapped(kTrapping))}, 10s);
   EXPECT_EQ(result.exit_status, 4) << result.output;
   EXPECT_NE(result.output.find("got TERM"), std::string::npos) << result.output;
 }
@@ -246,7 +246,9 @@ class SshHosts : public ::testing::Test {
     ASSERT_EQ(::kill(-run.pid(), signo), 0);  // the group we made for it
     const auto status = run.wait(60s);
     ASSERT_TRUE(status) << "xtk-run did not end";
-    if (expected) EXPECT_EQ(*status, *expected) << read_all(path("run.log"));
+    if (expected) {
+      EXPECT_EQ(*status, *expected) << read_all(path("run.log"));
+    }
     const std::string left = leftovers_after(20s);
     EXPECT_EQ(left, "") << "still running after xtk-run ended";
     EXPECT_FALSE(fs::exists(fs::path(exp()) / "tiny-mlp/consistent/step01/run.json"));
