@@ -8,11 +8,15 @@
   3. 1 KB flows as fast as possible on loopback: flows/s against a minimal epoll
      client/server (persistent connections and a connection per flow)
   4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest (packet stamps)
+  5. client memory against schedule length: peak RSS replaying 1M, 10M and 60M 1 KB flows
+     (--memory-flows) at 100k flows/s on loopback, the schedule streamed from xtk-gen through
+     a pipe, every record written and counted
 
 Needs root (network namespaces), iperf3 and iperf (2), a Release build. Nothing else may
 run on this machine meanwhile: with 2 cores, a benchmark beside a build is void.
 
-  sudo bench/flow/run.py                 # everything (about 8 minutes)
+  sudo bench/flow/run.py                 # parts 1-4 (about 8 minutes)
+  sudo bench/flow/run.py --parts 5       # memory (about 12 minutes)
   sudo bench/flow/run.py --parts 1,3 --seconds 3
 """
 import argparse
@@ -258,6 +262,50 @@ def part_small(seconds, tmp):
     return rows
 
 
+# ---------------------------------------------------------------- part 5: memory
+
+def parse_count(text):
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}
+    return int(float(text[:-1]) * scale[text[-1]]) if text[-1] in scale else int(text)
+
+
+def part_memory(counts, tmp, flows_per_s=100e3):
+    print(f"\n== 5. client peak RSS against schedule length: 1 KB flows at {flows_per_s / 1e3:.0f}k flows/s on "
+          "loopback, the schedule piped from xtk-gen")
+    print(f"# {'requested':>11} {'records':>11} {'ok':>11} {'elapsed_s':>9} {'flows/s':>9} {'peak_rss_MiB':>12} "
+          f"{'vs_first':>8}")
+    rows = []
+    records = os.path.join(tmp, "memory-records.csv")
+    for count in counts:
+        server = start([TOOLS["xtk-server"], "--listen", "127.0.0.1:7322", "--quiet"])
+        time.sleep(0.2)
+        seconds = count / flows_per_s
+        gen = subprocess.Popen([TOOLS["xtk-gen"], "--cdf", FIXED_1KB, "--load", f"{flows_per_s * 8000 / 1e6:.0f}M",
+                                "--link", "10G", "-t", f"{seconds}s", "--dst", "127.0.0.1", "-o", "-"],
+                               stdout=subprocess.PIPE)
+        started.append(gen)
+        client = subprocess.Popen([TOOLS["xtk-client"], "-", "-p", "7322", "-o", records, "--json", "--no-progress"],
+                                  stdin=gen.stdout, stdout=subprocess.PIPE, text=True)
+        gen.stdout.close()
+        out = client.stdout.read()
+        _, status, usage = os.wait4(client.pid, 0)  # ru_maxrss: the client's peak RSS, in KiB
+        client.returncode = os.waitstatus_to_exitcode(status)
+        gen.wait()
+        stop(server)
+        if client.returncode != 0:
+            sys.exit(f"run.py: xtk-client exited {client.returncode}: {out[-2000:]}")
+        summary = json.loads(out)["summary"]
+        with open(records, "rb") as f:
+            written = sum(1 for line in f if line[:1].isdigit())
+        os.remove(records)
+        rss = usage.ru_maxrss / 1024
+        rows.append((count, written, rss))
+        elapsed = summary["elapsed_ns"] / 1e9
+        print(f"  {count:11} {written:11} {summary['flows_by_status']['ok']:11} {elapsed:9.1f} "
+              f"{count / elapsed:9.0f} {rss:12.1f} {rss / rows[0][2]:8.3f}", flush=True)
+    return rows
+
+
 # ---------------------------------------------------------------- part 4: burst fidelity
 
 def burst_ratios(bins, width_ms, period_ms):
@@ -372,7 +420,8 @@ def part_burst(seconds, tmp):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="1,2,3,4", help="which parts to run (1-4)")
+    parser.add_argument("--parts", default="1,2,3,4", help="which parts to run (1-5)")
+    parser.add_argument("--memory-flows", default="1M,10M,60M", help="part 5: schedule lengths (the first is the base)")
     parser.add_argument("--seconds", type=float, default=10, help="length of each measurement")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -395,6 +444,8 @@ def main():
             part_small(args.seconds, tmp)
         if 4 in parts:
             part_burst(args.seconds, tmp)
+        if 5 in parts:
+            part_memory([parse_count(c) for c in args.memory_flows.split(",")], tmp)
     finally:
         for p in started:
             stop(p)
