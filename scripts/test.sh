@@ -22,11 +22,30 @@ step() {
   fi
 }
 
-# ctest_in TREE [ctest args]: every test of a build tree, or those selected.
+# ctest_in TREE [ctest args]: every test of a build tree, or those selected,
+# two at a time (most wait on timers and namespaces, not on the CPU).
 ctest_in() {
   local tree=$1
   shift
-  (cd "build/$tree" && ctest --output-on-failure --timeout 600 "$@")
+  (cd "build/$tree" && ctest -j2 --output-on-failure --timeout 600 "$@")
+}
+
+# clang-tidy, the longest step, needs only the release tree's compile commands:
+# it runs in the background from then on, at the lowest priority, on the CPU
+# the tests and the ASan build leave idle, and is waited for at the end.
+lint_log=$(mktemp)
+trap 'rm -f "$lint_log"' EXIT
+start_lint() {
+  nice -n 19 bash scripts/lint.sh >"$lint_log" 2>&1 &
+  lint_pid=$!
+  lint_started=$SECONDS
+}
+wait_lint() {
+  wait "$lint_pid"
+  local status=$?
+  cat "$lint_log"
+  echo "(clang-tidy ran $((SECONDS - lint_started)) s in all, beside the steps above)"
+  return $status
 }
 
 format_check() {
@@ -41,13 +60,14 @@ if ((${#failed[@]})); then
   exit 1
 fi
 step "build release" bash scripts/build.sh release
+start_lint
 step "all tests (release): unit, CLI, netns and Slurm integration" ctest_in release
 step "build asan" bash scripts/build.sh asan unit_and_cli_tests
 step "unit and CLI tests (ASan+UBSan)" ctest_in asan -L "unit|cli"
 step "clang-format" format_check
-step "clang-tidy" bash scripts/lint.sh
 export FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 step "fuzz parsers (${FUZZ_SECONDS} s each)" bash scripts/fuzz.sh
+step "clang-tidy" wait_lint
 
 if ((${#failed[@]})); then
   echo "xtk tests: FAILED: ${failed[*]}"

@@ -301,8 +301,11 @@ def part_memory(counts, tmp, flows_per_s=100e3):
         rss = usage.ru_maxrss / 1024
         rows.append((count, written, rss))
         elapsed = summary["elapsed_ns"] / 1e9
-        print(f"  {count:11} {written:11} {summary['flows_by_status']['ok']:11} {elapsed:9.1f} "
-              f"{count / elapsed:9.0f} {rss:12.1f} {rss / rows[0][2]:8.3f}", flush=True)
+        statuses = summary["flows_by_status"]
+        others = ", ".join(f"{k} {v}" for k, v in statuses.items() if k != "ok" and v)
+        print(f"  {count:11} {written:11} {statuses['ok']:11} {elapsed:9.1f} "
+              f"{count / elapsed:9.0f} {rss:12.1f} {rss / rows[0][2]:8.3f}"
+              + (f"   ({others}; first error: {summary.get('first_error', '')})" if others else ""), flush=True)
     return rows
 
 

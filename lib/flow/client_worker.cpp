@@ -337,7 +337,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       cancelled_in_flight = in_flight;
     } else {
       while (const PlannedFlow* plan = self.ring_.front()) {
-        if (shared.start_mono_ns + plan->sched_ns > now) break;
+        if (shared.start_mono_ns + plan->sched_ns > now || pending >= kMaxPendingFlows) break;
         begin(*plan, now);
         pop_front();
         now = monotonic_ns();
@@ -360,13 +360,13 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       if (const PlannedFlow* plan = self.ring_.front()) {
         const std::int64_t due = shared.start_mono_ns + plan->sched_ns;
         if (due <= deadline) {
-          if (!saturated(plan->dst)) {
+          if (!saturated(plan->dst) && pending < kMaxPendingFlows) {
             deadline = due;
             spin = true;
           } else {
-            // It will wait for a free connection anyway: no spin, and wake-ups
-            // batched, so a backlog costs no timer per flow; flows behind it
-            // (other destinations) start at most kBatchNs late.
+            // It will wait for a free connection anyway (or for the backlog to
+            // shrink): no spin, and wake-ups batched, so a backlog costs no timer
+            // per flow; flows behind it (other destinations) start at most kBatchNs late.
             deadline = std::max(due, now + kBatchNs);
           }
         }

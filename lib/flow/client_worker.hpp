@@ -30,6 +30,11 @@ inline constexpr std::size_t kMaxDestinations = 1 << 16;
 inline constexpr std::size_t kMaxCongestionControls = 64;
 // Flows handed to one worker and not yet started.
 inline constexpr std::size_t kWorkerRingFlows = 1 << 16;
+// Due flows a worker takes off its ring to wait for a connection, at most:
+// behind that, a client slower than its schedule leaves them on the ring,
+// whose bound then holds the feeder back, and memory stays constant however
+// long the schedule.
+inline constexpr std::size_t kMaxPendingFlows = 4096;
 
 struct PlannedFlow {
   std::uint64_t id = 0;
