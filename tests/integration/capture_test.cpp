@@ -199,16 +199,22 @@ TEST_F(CaptureTestbed, BinnedBytesMatchTheInterfaceCountersOverAnInterval) {
   EXPECT_EQ(streams, 2);
 }
 
-TEST_F(CaptureTestbed, FlowsFoundAreTheFlowsSentAndSummarizeAgreesWithThePcap) {
-  build();
-  start(1, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}, "server.log");
+// google-rpc flows from h0 to h1 at 20 Mbit/s.
+GenConfig rpc_flows_to_h1(std::int64_t duration_ns) {
   GenConfig g;
   g.cdf = std::make_shared<FlowSizeCdf>(FlowSizeCdf::load_file(std::string(XTK_CDF_DIR) + "/google-rpc.cdf"));
   g.load_bps = 20e6;
   g.link_bps = 1e9;
-  g.duration_ns = 500'000'000;
+  g.duration_ns = duration_ns;
   g.sources = {"h0"};
   g.destinations = parse_host_mix("h1", "--dst");
+  return g;
+}
+
+TEST_F(CaptureTestbed, FlowsFoundAreTheFlowsSentAndSummarizeAgreesWithThePcap) {
+  build();
+  start(1, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}, "server.log");
+  const GenConfig g = rpc_flows_to_h1(500'000'000);
   const auto scheduled = write_schedule(g, file("s.csv"));
   ASSERT_GT(scheduled.flows, 5u);
 
@@ -271,13 +277,7 @@ TEST_F(CaptureTestbed, FlowsFoundAreTheFlowsSentAndSummarizeAgreesWithThePcap) {
 TEST_F(CaptureTestbed, ScheduleDscpIsOnTheWireInBothDirections) {
   build();
   start(1, {XTK_SERVER_BIN, "--listen", "[::]:7000", "--quiet"}, "server.log");
-  GenConfig g;
-  g.cdf = std::make_shared<FlowSizeCdf>(FlowSizeCdf::load_file(std::string(XTK_CDF_DIR) + "/google-rpc.cdf"));
-  g.load_bps = 20e6;
-  g.link_bps = 1e9;
-  g.duration_ns = 300'000'000;
-  g.sources = {"h0"};
-  g.destinations = parse_host_mix("h1", "--dst");
+  GenConfig g = rpc_flows_to_h1(300'000'000);
   g.dscp = parse_dscp_mix("26", "--dscp");
   ASSERT_GT(write_schedule(g, file("s.csv")).flows, 5u);
   constexpr const char* kPort = "tcp port 7000";
