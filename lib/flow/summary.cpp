@@ -25,6 +25,8 @@ void ClientSummary::add(const FlowRecord& r) {
     bytes_started_ += r.size_bytes;
     const auto lateness = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.start_ns - r.sched_start_ns));
     lateness_ns_.add(lateness);
+    if (lateness > 100'000) ++late_over_100us_;
+    if (lateness > 1'000'000) ++late_over_1ms_;
     if (in_.duration_ns > 0) {
       if (r.sched_start_ns < in_.duration_ns / 10) early_.add(lateness);
       if (r.sched_start_ns >= in_.duration_ns - in_.duration_ns / 10) late_.add(lateness);
@@ -58,7 +60,7 @@ double ClientSummary::goodput_bps_at(std::int64_t elapsed_ns) const {
 
 void ClientSummary::print(std::ostream& out) const {
   const auto line = [&](std::string_view name, const std::string& value) {
-    out << fmt::format("  {:<22} {}\n", name, value);
+    out << fmt::format("  {:<26} {}\n", name, value);
   };
   line("flows",
        fmt::format("{} (ok {}, failed {}, timeout {}, cancelled {})", flows_, flows_with(FlowStatus::ok),
@@ -66,8 +68,13 @@ void ClientSummary::print(std::ostream& out) const {
   if (in_.requested_bps > 0) line("requested load", format_rate(in_.requested_bps));
   line("offered load", format_rate(offered_bps()));
   line("goodput", format_rate(goodput_bps()));
-  line("lateness p50/p99/max", fmt::format("{:.1f} / {:.1f} / {:.1f} us", lateness_ns_.quantile(0.5) / 1e3,
-                                           lateness_ns_.quantile(0.99) / 1e3, lateness_ns_.quantile(1) / 1e3));
+  line("lateness p50/p99/p99.9/max", fmt::format("{:.1f} / {:.1f} / {:.1f} / {:.1f} us",
+                                                 lateness_ns_.quantile(0.5) / 1e3, lateness_ns_.quantile(0.99) / 1e3,
+                                                 lateness_ns_.quantile(0.999) / 1e3, lateness_ns_.quantile(1) / 1e3));
+  const double started = static_cast<double>(std::max<std::uint64_t>(1, lateness_ns_.count()));
+  line("later than 100 us/1 ms", fmt::format("{} ({:.3f} %) / {} ({:.3f} %) flows", late_over_100us_,
+                                             100.0 * static_cast<double>(late_over_100us_) / started, late_over_1ms_,
+                                             100.0 * static_cast<double>(late_over_1ms_) / started));
   line("drift (p50 late-early)", fmt::format("{:+.1f} us (first 10 %: {:.1f} us, last 10 %: {:.1f} us)",
                                              (late_.quantile(0.5) - early_.quantile(0.5)) / 1e3,
                                              early_.quantile(0.5) / 1e3, late_.quantile(0.5) / 1e3));
@@ -106,7 +113,10 @@ nlohmann::json ClientSummary::to_json() const {
   j["connection_waits"] = connection_waits_;
   j["lateness_us"] = {{"p50", lateness_ns_.quantile(0.5) / 1e3},
                       {"p99", lateness_ns_.quantile(0.99) / 1e3},
+                      {"p999", lateness_ns_.quantile(0.999) / 1e3},
                       {"max", lateness_ns_.quantile(1) / 1e3}};
+  j["flows_late_over_100us"] = late_over_100us_;
+  j["flows_late_over_1ms"] = late_over_1ms_;
   j["drift_us"] = {{"first_10pct_p50", early_.quantile(0.5) / 1e3},
                    {"last_10pct_p50", late_.quantile(0.5) / 1e3},
                    {"last_minus_first", (late_.quantile(0.5) - early_.quantile(0.5)) / 1e3}};

@@ -36,6 +36,10 @@ class ClientSummary {
   double goodput_bps() const;  // bytes of ok flows x 8 / elapsed
   double goodput_bps_at(std::int64_t elapsed_ns) const;
   const LogHistogram& lateness_ns() const { return lateness_ns_; }
+  // Started flows whose lateness exceeded 100 us and 1 ms: the tail a
+  // quantile hides (exact counts, not from the histogram's buckets).
+  std::uint64_t flows_late_over_100us() const { return late_over_100us_; }
+  std::uint64_t flows_late_over_1ms() const { return late_over_1ms_; }
   // Lateness (ns) p50 of the flows scheduled in the first and in the last 10 % of the duration.
   double early_lateness_p50_ns() const { return early_.quantile(0.5); }
   double late_lateness_p50_ns() const { return late_.quantile(0.5); }
@@ -58,6 +62,7 @@ class ClientSummary {
   std::array<std::uint64_t, 4> by_status_{};
   std::int64_t elapsed_ns_ = 0;
   std::uint64_t connection_waits_ = 0;
+  std::uint64_t late_over_100us_ = 0, late_over_1ms_ = 0;
   LogHistogram fct_ns_, lateness_ns_, early_, late_;
   std::array<Bin, 4> bins_;
   std::string first_error_;

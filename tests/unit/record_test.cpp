@@ -105,4 +105,29 @@ TEST(Summary, BinsStatusesLoadAndDrift) {
   EXPECT_NE(human.str().find("ok 3, failed 0, timeout 1, cancelled 0"), std::string::npos);
 }
 
+// The tail beyond p99: exact counts over 100 us and 1 ms, and p99.9.
+TEST(Summary, LatenessTailCountsAndP999) {
+  ClientSummary s(SummaryInputs{});
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    // 996 flows 1 us late, 2 at 150 us, 2 at 5 ms (lateness = start - scheduled start).
+    const std::int64_t late = i < 996 ? 1'000 : i < 998 ? 150'000 : 5'000'000;
+    s.add(ok_flow(i, 1000, static_cast<std::int64_t>(i) * 10'000'000, late, 1'000));
+  }
+  FlowRecord never = ok_flow(1000, 1000, 0, 0, 0);
+  never.status = FlowStatus::cancelled;
+  never.start_ns = -1;  // never started: no lateness
+  s.add(never);
+  EXPECT_EQ(s.flows_late_over_100us(), 4u);
+  EXPECT_EQ(s.flows_late_over_1ms(), 2u);
+  const auto j = s.to_json();
+  EXPECT_EQ(j["flows_late_over_100us"], 4);
+  EXPECT_EQ(j["flows_late_over_1ms"], 2);
+  EXPECT_NEAR(j["lateness_us"]["p999"].get<double>(), 5000.0, 5000.0 / 128);
+  EXPECT_NEAR(j["lateness_us"]["p99"].get<double>(), 1.0, 1.0 / 128);
+  std::ostringstream human;
+  s.print(human);
+  EXPECT_NE(human.str().find("later than 100 us/1 ms     4 (0.400 %) / 2 (0.200 %) flows"), std::string::npos)
+      << human.str();
+}
+
 }  // namespace xtk
