@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -151,6 +152,9 @@ class HostsExecutor final : public Executor {
   std::string address(std::size_t host) const override { return hosts_[host].address; }
   std::string interface(std::size_t host) const override { return hosts_[host].interface; }
   std::int64_t clock_offset_ns(std::size_t host) const override { return offsets_[host]; }
+  // Twice the slowest ssh round trip measured at start (connect, log in, run
+  // a command): every role of a step connects at once, on a busy machine too.
+  std::int64_t start_latency_ns() const override { return 2 * slowest_round_trip_ns_; }
   // ssh passes our signals on (forward_signals_command); in its own process
   // group, a terminal's Ctrl-C reaches xtk-run alone, which stops the roles
   // with SIGINT through it, where ssh itself would die and leave them running.
@@ -164,7 +168,7 @@ class HostsExecutor final : public Executor {
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
       hosts.push_back({{"name", hosts_[i].name}, {"address", hosts_[i].address}, {"clock_offset_ns", offsets_[i]}});
     }
-    nlohmann::json j = {{"executor", "hosts"}, {"hosts", hosts}};
+    nlohmann::json j = {{"executor", "hosts"}, {"hosts", hosts}, {"start_latency_ns", start_latency_ns()}};
     if (!ssh_config_.empty()) j["ssh_config"] = ssh_config_;
     return j;
   }
@@ -183,15 +187,17 @@ class HostsExecutor final : public Executor {
     return argv;
   }
   // The host's clock minus ours, from the midpoint of an ssh round trip.
-  std::int64_t measure_offset(const std::string& address) const {
+  std::int64_t measure_offset(const std::string& address) {
     const std::int64_t before = realtime_ns();
     const std::string out = run_checked(ssh(address, "date +%s%N"), std::chrono::seconds(20));
     const std::int64_t after = realtime_ns();
+    slowest_round_trip_ns_ = std::max(slowest_round_trip_ns_, after - before);
     return std::stoll(out) - (before + after) / 2;
   }
   std::string ssh_config_;
   std::vector<HostEntry> hosts_;
   std::vector<std::int64_t> offsets_;
+  std::int64_t slowest_round_trip_ns_ = 0;
 };
 
 // Runs as `sh -c WRAPPER xtk-role ARGV...` whatever the login shell. The

@@ -30,6 +30,9 @@ class Executor {
                                               const std::string& log_path) = 0;
   // This host's CLOCK_REALTIME minus ours, measured once (0 on one machine).
   virtual std::int64_t clock_offset_ns(std::size_t /*host*/) const { return 0; }
+  // How long a role may take from start() to running on its host, beyond a
+  // local process's start: added to every step's start-up time.
+  virtual std::int64_t start_latency_ns() const { return 0; }
   // Whether every host is one machine (the netns testbed): its ranks then
   // share its GPUs and its fast paths between them (NVLink, shared memory).
   virtual bool one_machine() const { return false; }

@@ -83,7 +83,7 @@ class Step {
   }
 
   void launch() {
-    start_ns_ = realtime_ns() + training_startup_ns(c_) + training_warmup_ns(c_, plan_);
+    start_ns_ = realtime_ns() + training_startup_ns(c_) + ex_.start_latency_ns() + training_warmup_ns(c_, plan_);
     const std::int64_t training_start = start_ns_ + (cross_traffic() ? cross_traffic_warmup_ns(c_) : 0);
     if (cross_traffic()) {
       write_schedule();
