@@ -93,29 +93,40 @@ class SlurmExecutor final : public Executor {
       h.address = at == std::string::npos ? h.name : info.substr(at + 9, info.find(' ', at) - at - 9);
       h.interface = h.address.rfind("127.", 0) == 0 ? "lo" : "eth0";
       hosts_.push_back(h);
+      const std::int64_t before = realtime_ns();
+      run_checked(srun(hosts_.size() - 1, {"true"}), std::chrono::seconds(60));
+      slowest_start_ns_ = std::max(slowest_start_ns_, realtime_ns() - before);
     }
   }
+  // Twice the slowest srun of `true` measured at start: every role of a step
+  // starts at once, on a busy cluster (or CI machine) too.
+  std::int64_t start_latency_ns() const override { return 2 * slowest_start_ns_; }
   std::size_t host_count() const override { return hosts_.size(); }
   std::string host_label(std::size_t host) const override { return hosts_[host].name; }
   std::string address(std::size_t host) const override { return hosts_[host].address; }
   std::string interface(std::size_t host) const override { return hosts_[host].interface; }
   std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
                                       const std::string& log_path) override {
-    std::vector<std::string> srun{"srun",      "--nodes=1", "--ntasks=1",           "--nodelist=" + hosts_[host].name,
-                                  "--overlap", "--quiet",   "--kill-on-bad-exit=0", "--"};
-    srun.insert(srun.end(), argv.begin(), argv.end());
-    return std::make_unique<ChildProcess>(srun, log_path);
+    return std::make_unique<ChildProcess>(srun(host, argv), log_path);
   }
   nlohmann::json describe() const override {
     auto nodes = nlohmann::json::array();
     for (const auto& h : hosts_) nodes.push_back({{"node", h.name}, {"address", h.address}});
     return {{"executor", "slurm"},
             {"job", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
-            {"nodes", nodes}};
+            {"nodes", nodes},
+            {"start_latency_ns", start_latency_ns()}};
   }
 
  private:
+  std::vector<std::string> srun(std::size_t host, const std::vector<std::string>& argv) const {
+    std::vector<std::string> out{"srun",      "--nodes=1", "--ntasks=1",           "--nodelist=" + hosts_[host].name,
+                                 "--overlap", "--quiet",   "--kill-on-bad-exit=0", "--"};
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
+  }
   std::vector<HostEntry> hosts_;
+  std::int64_t slowest_start_ns_ = 0;
 };
 
 class HostsExecutor final : public Executor {

@@ -200,7 +200,13 @@ TEST_F(TestbedFlows, ClientInterruptedRecordsTheRestAsCancelled) {
   start_server(1);
   const auto flows = schedule(file("s.csv"), "h1", 50e6, 5'000'000'000);
   ChildProcess client_process(client({file("s.csv"), "-o", file("r.csv"), "--grace", "300ms"}), file("client.log"));
-  std::this_thread::sleep_for(1500ms);
+  // Interrupted once flows are done (a busy machine may take a while to start it), well before the end.
+  std::uint64_t done = 0;
+  for (int i = 0; i < 100 && done == 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+    statuses(file("r.csv"), &done);
+  }
+  ASSERT_GT(done, 0u) << "no flow done within 5 s";
   client_process.signal(SIGINT);
   const auto status = client_process.wait(10s);
   ASSERT_TRUE(status) << "client did not stop";
