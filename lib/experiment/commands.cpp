@@ -74,6 +74,13 @@ std::vector<std::string> client_command(const ExperimentConfig& c, const std::st
   f.json = true;
   f.grace = "1s";
   f.no_progress = true;
+  if (c.executor == ExecutorKind::netns) {
+    // Every host of the netns testbed shares this machine's CPUs with the
+    // training ranks: a SCHED_FIFO client would take them from the ranks, and
+    // a PM QoS request would change the ranks' wake-ups too.
+    f.realtime = false;
+    f.wake_latency = "none";
+  }
   return tool_command("xtk-client", to_arguments(f));
 }
 

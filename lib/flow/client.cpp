@@ -14,7 +14,6 @@
 #include <unordered_map>
 
 #include "core/clock.hpp"
-#include "core/cpu_latency.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "flow/client_worker.hpp"
@@ -41,9 +40,13 @@ nlohmann::json ClientOptions::to_json() const {
           {"pool_ahead_ns", pool_ahead_ns},
           {"direction", direction == Direction::push ? "push" : "pull"},
           {"spin_ns", spin_ns},
-          {"realtime", realtime},
-          {"cpus", cpus},
-          {"cpu_wake_latency_ns", cpu_wake_latency_ns},
+          {"realtime", timing.realtime},
+          {"cpus", timing.pinning == CpuPinning::automatic ? nlohmann::json("auto")
+                   : timing.pinning == CpuPinning::none    ? nlohmann::json("none")
+                                                           : nlohmann::json(timing.cpus)},
+          {"cpu_wake_latency_ns", timing.cpu_wake_latency_ns == kWakeLatencyAuto ? nlohmann::json("auto")
+                                  : timing.cpu_wake_latency_ns < 0               ? nlohmann::json("none")
+                                                                  : nlohmann::json(timing.cpu_wake_latency_ns)},
           {"congestion_control", congestion_control},
           {"send_buffer", send_buffer},
           {"receive_buffer", receive_buffer},
@@ -261,7 +264,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
     }
   }
 
-  ClientResult result{ClientSummary(inputs), 0, false, 0, {}};
+  ClientResult result{ClientSummary(inputs), 0, false, 0, {}, {}};
   const std::int64_t now = monotonic_ns();
   if (options.start_at_realtime_ns) {
     shared.start_mono_ns = now + (*options.start_at_realtime_ns - realtime_ns());
@@ -275,8 +278,19 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   result.start_realtime_ns = realtime_ns() + (shared.start_mono_ns - monotonic_ns());
 
   RecordWriter writer(options.records);
-  const CpuLatencyRequest wake_latency(options.cpu_wake_latency_ns, "--cpu-wake-latency");
-  const FeederAffinity feeder_affinity(options.cpus);
+  // The flows' interfaces decide the worker CPUs: every destination known before the start.
+  for (const auto& entry : options.map) table.index(entry.substr(0, entry.find('=')));
+  if (options.bulk_streams > 0) table.index(options.bulk_dst);
+  std::vector<SocketAddress> addresses;
+  for (const auto& d : shared.destinations) addresses.push_back(d.address);
+  const Timing timing(options.timing, addresses);
+  shared.timing = &timing;
+  result.timing = timing.to_json();
+  if (!timing.lacking().empty()) {
+    std::cerr << "xtk-client: " << timing.lacking() << std::endl;
+    result.warnings.push_back(timing.lacking());
+  }
+  const FeederAffinity feeder_affinity(timing.worker_cpus());
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
   for (auto& w : workers) w->start(warm);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flow/summary.hpp"
+#include "flow/timing.hpp"
 #include "transport/transport.hpp"
 
 namespace xtk {
@@ -37,10 +38,7 @@ struct ClientOptions {
   std::int64_t pool_ahead_ns = 10'000'000;
   Direction direction = Direction::push;
   std::int64_t spin_ns = 100'000;  // wake this long before a start and spin to it
-  bool realtime = false;           // SCHED_FIFO for the workers when permitted
-  std::vector<int> cpus;           // pin worker i to cpus[i % size]
-  // PM QoS limit on idle-state exit while the client runs (0: idle CPUs poll); -1: leave as is.
-  std::int64_t cpu_wake_latency_ns = -1;
+  TimingRequest timing;            // SCHED_FIFO, worker CPUs, PM QoS: the best permitted by default
   std::string congestion_control;  // empty: the kernel's default
   int send_buffer = 0, receive_buffer = 0;
   bool nodelay = true;
@@ -66,7 +64,8 @@ struct ClientResult {
   std::uint64_t records = 0;
   bool interrupted = false;
   std::int64_t start_realtime_ns = 0;  // CLOCK_REALTIME at the schedule's time zero
-  std::vector<std::string> warnings;   // e.g. SCHED_FIFO not permitted
+  std::vector<std::string> warnings;   // e.g. an option the kernel refused
+  nlohmann::json timing;               // what the workers got (Timing::to_json)
 };
 
 // Runs to the end of the schedule, or until `interrupt` becomes true.

@@ -50,11 +50,18 @@ void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("--direction", f.direction, "push (client sends the bytes) or pull (servers send them)")
       ->capture_default_str();
   app.add_option("--spin", f.spin, "wake this long before a flow's start and spin to it")->capture_default_str();
-  app.add_flag("--realtime", f.realtime, "SCHED_FIFO for the worker threads (root or CAP_SYS_NICE)");
-  app.add_option("--cpus", f.cpus, "pin worker i to the i-th CPU of this list, e.g. 1,2 or 2-5");
+  app.add_flag("--realtime,!--no-realtime", f.realtime,
+               "SCHED_FIFO for the worker threads where permitted (root or CAP_SYS_NICE); on by default")
+      ->capture_default_str();
+  app.add_option("--cpus", f.cpus,
+                 "worker CPUs: auto (the CPUs that take none of the flows' network interrupts, where those are "
+                 "found), none (no pinning), or a list: worker i on the i-th CPU, e.g. 1,2 or 2-5")
+      ->default_str("auto");
   app.add_option("--cpu-wake-latency", f.wake_latency,
                  "while running, keep every CPU out of idle states slower than this to leave (PM QoS; 0 = idle "
-                 "CPUs poll): wake-ups before starts come on time, the machine draws more power (root)");
+                 "CPUs poll): wake-ups before starts come on time, the machine draws more power. auto: 0 where "
+                 "permitted (root); none: leave the machine as it is")
+      ->default_str("auto");
   app.add_option("--cc", f.congestion_control, "TCP congestion control, e.g. cubic, dctcp, bbr");
   app.add_option("--sndbuf", f.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
   app.add_option("--rcvbuf", f.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
@@ -96,7 +103,7 @@ std::vector<std::string> to_arguments(const ClientFlags& f) {
       .option("--pool-ahead", f.pool_ahead, d.pool_ahead)
       .option("--direction", f.direction, d.direction)
       .option("--spin", f.spin, d.spin)
-      .flag("--realtime", f.realtime)
+      .flag("--no-realtime", !f.realtime)
       .each("--cpus", f.cpus)
       .option("--cpu-wake-latency", f.wake_latency, d.wake_latency)
       .option("--cc", f.congestion_control, d.congestion_control)
@@ -129,8 +136,16 @@ ClientOptions to_options(const ClientFlags& f) {
   o.threads = f.threads;
   o.pool_limit = f.pool_limit;
   o.pool_init = f.pool_init;
-  for (const auto& item : split_commas(f.cpus)) {
-    for (int cpu : parse_cpu_list(item, "--cpus")) o.cpus.push_back(cpu);
+  const auto cpus = split_commas(f.cpus);
+  if (cpus.empty() || cpus == std::vector<std::string>{"auto"}) {
+    o.timing.pinning = CpuPinning::automatic;
+  } else if (cpus == std::vector<std::string>{"none"}) {
+    o.timing.pinning = CpuPinning::none;
+  } else {
+    o.timing.pinning = CpuPinning::list;
+    for (const auto& item : cpus) {
+      for (int cpu : parse_cpu_list(item, "--cpus")) o.timing.cpus.push_back(cpu);
+    }
   }
   if (f.policy == "pool") {
     o.policy = ConnectionPolicy::pool;
@@ -146,14 +161,18 @@ ClientOptions to_options(const ClientFlags& f) {
   } else {
     throw UsageError(fmt::format("--direction: '{}' is neither push nor pull", f.direction));
   }
-  o.realtime = f.realtime;
+  o.timing.realtime = f.realtime;
   o.congestion_control = f.congestion_control;
   o.send_buffer = f.send_buffer;
   o.receive_buffer = f.receive_buffer;
   o.spin_ns = parse_flag("--spin", f.spin, parse_duration_ns);
   o.pool_ahead_ns = parse_flag("--pool-ahead", f.pool_ahead, parse_duration_ns);
-  if (!f.wake_latency.empty()) {
-    o.cpu_wake_latency_ns = parse_flag("--cpu-wake-latency", f.wake_latency, parse_duration_ns);
+  if (f.wake_latency.empty() || f.wake_latency == "auto") {
+    o.timing.cpu_wake_latency_ns = kWakeLatencyAuto;
+  } else if (f.wake_latency == "none") {
+    o.timing.cpu_wake_latency_ns = kWakeLatencyNone;
+  } else {
+    o.timing.cpu_wake_latency_ns = parse_flag("--cpu-wake-latency", f.wake_latency, parse_duration_ns);
   }
   o.flow_timeout_ns = parse_flag("--flow-timeout", f.flow_timeout, parse_duration_ns);
   o.retry_ns = parse_flag("--retry-for", f.retry, parse_duration_ns);

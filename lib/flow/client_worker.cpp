@@ -1,8 +1,6 @@
 // The worker's event loop (wait for I/O or the next start, start every flow
 // that is due, sweep for timeouts), each flow's start on a connection's
 // channel, and its record when the channel reports its end.
-#include <pthread.h>
-#include <sched.h>
 #include <sys/prctl.h>
 
 #include <fmt/format.h>
@@ -256,21 +254,7 @@ void Worker::Impl::cancel_all(bool in_flight) {
 
 void Worker::Impl::prepare_thread(unsigned index) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake-ups at the asked time, not 50 us later
-  if (!opt.cpus.empty()) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(opt.cpus[index % opt.cpus.size()], &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
-      warnings.push_back(fmt::format("worker {}: cannot pin to CPU {}", index, opt.cpus[index % opt.cpus.size()]));
-    }
-  }
-  if (opt.realtime) {
-    sched_param param{};
-    param.sched_priority = 50;
-    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) != 0) {
-      warnings.push_back(fmt::format("worker {}: SCHED_FIFO not permitted; running with normal priority", index));
-    }
-  }
+  if (auto refused = shared.timing->apply_to_worker(index); !refused.empty()) warnings.push_back(std::move(refused));
 }
 
 // Waits for I/O until `deadline` (absolute): with `spin`, sleeps until --spin
@@ -293,7 +277,7 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin) {
   const bool behind = next_due() <= now || pending > 0;
   std::int64_t wait_ns = deadline - now - (spin ? opt.spin_ns : 0);
   if (wait_ns < 0) wait_ns = 0;
-  if (opt.realtime && now - last_sleep > kBreatheAfterNs && deadline - now > kBreatheNs + opt.spin_ns + kYieldNs) {
+  if (shared.timing->realtime() && now - last_sleep > kBreatheAfterNs && deadline - now > kBreatheNs + opt.spin_ns + kYieldNs) {
     const timespec pause = to_timespec(kBreatheNs);
     clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, nullptr);
     last_sleep = monotonic_ns();

@@ -92,7 +92,7 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   f.spin = "50us";
   f.wake_latency = "0";
   f.congestion_control = "dctcp";
-  f.realtime = true;
+  f.realtime = false;
   f.no_nodelay = true;
   f.send_buffer = 1;
   f.receive_buffer = 2;
@@ -110,12 +110,37 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   f.no_progress = true;
   EXPECT_EQ(parse<ClientFlags>(to_arguments(f), on<ClientFlags>), f);
   const auto o = to_options(f);
-  EXPECT_EQ(o.cpus, (std::vector<int>{0, 0, 1}));
+  EXPECT_EQ(o.timing.pinning, CpuPinning::list);
+  EXPECT_EQ(o.timing.cpus, (std::vector<int>{0, 0, 1}));
+  EXPECT_FALSE(o.timing.realtime);
+  EXPECT_EQ(o.timing.cpu_wake_latency_ns, 0);
   EXPECT_EQ(o.spin_ns, 50'000);
   EXPECT_EQ(o.start_at_realtime_ns, 1'764'000'000'500'000'000);
   EXPECT_EQ(o.bulk_rate_bps, 100'000'000U);
   EXPECT_EQ(o.device.message_bytes, 4096U);
   EXPECT_EQ(o.device.gid_index, 0);
+}
+
+// Precision is the default (issue 19); each choice has a word that turns it off.
+TEST(CommandLines, ClientTimingDefaultsAndTheirOffSwitches) {
+  ClientFlags f;
+  f.schedule = "web.csv";
+  EXPECT_TRUE(to_arguments(f) == std::vector<std::string>{"web.csv"});
+  auto o = to_options(f);
+  EXPECT_TRUE(o.timing.realtime);
+  EXPECT_EQ(o.timing.pinning, CpuPinning::automatic);
+  EXPECT_EQ(o.timing.cpu_wake_latency_ns, kWakeLatencyAuto);
+
+  f.realtime = false;
+  f.cpus = {"none"};
+  f.wake_latency = "none";
+  EXPECT_EQ(parse<ClientFlags>(to_arguments(f), on<ClientFlags>), f);
+  o = to_options(f);
+  EXPECT_FALSE(o.timing.realtime);
+  EXPECT_EQ(o.timing.pinning, CpuPinning::none);
+  EXPECT_EQ(o.timing.cpu_wake_latency_ns, kWakeLatencyNone);
+  f.wake_latency = "soon";
+  EXPECT_THROW(to_options(f), UsageError);
 }
 
 TEST(CommandLines, GenFlagsRoundTrip) {
@@ -275,6 +300,9 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
   EXPECT_EQ(client_options.port, 7123);
   EXPECT_EQ(client_options.start_at_realtime_ns, 1'764'000'000'000'000'000);
   EXPECT_TRUE(client.json);
+  // The netns testbed's clients share the CPUs with the ranks: no SCHED_FIFO, no PM QoS.
+  EXPECT_FALSE(client_options.timing.realtime);
+  EXPECT_EQ(client_options.timing.cpu_wake_latency_ns, kWakeLatencyNone);
 
   const auto gen = parse<GenFlags>(arguments_of(schedule_command(config, step, "h0", "h1", "s.csv")), on<GenFlags>);
   EXPECT_EQ(gen.profile, "burst");

@@ -32,11 +32,13 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                              {"records", result.records},
                              {"interrupted", result.interrupted},
                              {"start_realtime_ns", result.start_realtime_ns},
+                             {"timing", result.timing},
                              {"warnings", result.warnings},
                              {"provenance", xtk::tool_provenance()}};
       std::cout << j.dump() << std::endl;
     } else {
       std::cout << "# xtk-client " << o.to_json().dump() << "\n";
+      std::cout << "# timing: " << result.timing.value("description", "") << "\n";
       for (const auto& w : result.warnings) std::cout << "# warning: " << w << "\n";
       if (result.interrupted) std::cout << "# interrupted: flows not finished are recorded as cancelled\n";
       std::cout << fmt::format("# {} records written to {}\n", result.records, o.records);
