@@ -6,17 +6,22 @@
      lateness p50/p99/p99.9/max, flows later than 100 us and 1 ms, and drift against this
      machine's timer floor, and the load achieved at the receiver's interface against the
      schedule's offered load
-  3. 1 KB flows as fast as possible on loopback: flows/s against a minimal epoll
-     client/server (persistent connections and a connection per flow)
+  3. 1 KB flows as fast as possible on loopback: flows/s and CPU us per flow against a minimal
+     epoll client/server (persistent connections and a connection per flow)
   4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest (packet stamps)
   5. client memory against schedule length: peak RSS replaying 1M, 10M and 60M 1 KB flows
      (--memory-flows) at 100k flows/s on loopback, the schedule streamed from xtk-gen through
      a pipe, every record written and counted
+  6. precision by default: a 2 Gbit/s web-search replay on loopback without timing flags, as
+     root, against every timing choice off, and as an unprivileged user
+
+Parts 1, 3 and 6 interleave xtk and its peer in --pairs pairs (5) and report the median of the
+pair ratios with their range.
 
 Needs root (network namespaces), iperf3 and iperf (2), a Release build. Nothing else may
 run on this machine meanwhile: with 2 cores, a benchmark beside a build is void.
 
-  sudo bench/flow/run.py                 # parts 1-4 (about 8 minutes)
+  sudo bench/flow/run.py                 # parts 1-4 and 6 (about 25 minutes)
   sudo bench/flow/run.py --parts 5       # memory (about 12 minutes)
   sudo bench/flow/run.py --parts 1,3 --seconds 3
 """
@@ -76,6 +81,30 @@ def stop(p):
             p.wait()
 
 
+def cpu_s(usage):
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_cpu(argv):
+    """run() that also returns the CPU seconds the process used (user + system)."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    started.append(p)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, argv, out)
+    return out, cpu_s(usage)
+
+
+def stop_cpu(p):
+    """stop() that returns the CPU seconds the process used."""
+    p.send_signal(signal.SIGTERM)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return cpu_s(usage)
+
+
 def in_ns(ns, argv):
     return ["ip", "netns", "exec", ns] + argv if ns else argv
 
@@ -128,21 +157,28 @@ def iperf2_bulk(ns_client, ns_server, addr, port, streams, seconds):
     return float(rows[-1][8])  # the sum line when -P > 1, else the one stream
 
 
-def part_bulk(seconds):
-    print("\n== 1. bulk throughput (Gbit/s), xtk-client --bulk vs iperf3 -P and iperf2 -P")
-    print(f"# {'path':9} {'streams':>7} {'xtk':>8} {'iperf3':>8} {'iperf2':>8} {'xtk/iperf3':>10} "
-          f"{'xtk/iperf2':>10} {'xtk/best':>8}")
+def median_range(values, fmt="{:.2f}"):
+    return f"{fmt.format(statistics.median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+
+
+def part_bulk(seconds, pairs):
+    print(f"\n== 1. bulk throughput (Gbit/s), xtk-client --bulk vs iperf3 -P and iperf2 -P: {pairs} interleaved "
+          "rounds, each round's ratio to the better peer of that round; median [range]")
+    print(f"# {'path':9} {'streams':>7} {'xtk':>20} {'iperf3':>20} {'iperf2':>20} {'xtk/best':>18}")
     testbed_up()
     rows = []
     try:
         for path, client_ns, server_ns, addr in (("loopback", None, None, "127.0.0.1"), ("veth", H0, H1, H1_ADDR)):
             for streams in (1, 4):
-                x = xtk_bulk(client_ns, server_ns, addr, 7300, streams, seconds)
-                i3 = iperf3_bulk(client_ns, server_ns, addr, 7301, streams, seconds)
-                i2 = iperf2_bulk(client_ns, server_ns, addr, 7302, streams, seconds)
-                rows.append((path, streams, x, i3, i2))
-                print(f"  {path:9} {streams:7} {x / 1e9:8.2f} {i3 / 1e9:8.2f} {i2 / 1e9:8.2f} {x / i3:10.2f} "
-                      f"{x / i2:10.2f} {x / max(i3, i2):8.2f}", flush=True)
+                xs, i3s, i2s = [], [], []
+                for _ in range(pairs):
+                    xs.append(xtk_bulk(client_ns, server_ns, addr, 7300, streams, seconds) / 1e9)
+                    i3s.append(iperf3_bulk(client_ns, server_ns, addr, 7301, streams, seconds) / 1e9)
+                    i2s.append(iperf2_bulk(client_ns, server_ns, addr, 7302, streams, seconds) / 1e9)
+                ratios = [x / max(a, b) for x, a, b in zip(xs, i3s, i2s)]
+                rows.append((path, streams, ratios))
+                print(f"  {path:9} {streams:7} {median_range(xs):>20} {median_range(i3s):>20} {median_range(i2s):>20} "
+                      f"{median_range(ratios):>18}", flush=True)
     finally:
         testbed_down()
     return rows
@@ -194,10 +230,11 @@ def replay(path, seconds, tmp, extra=()):
 
 
 def part_lateness(seconds, tmp):
-    print("\n== 2. web-search replay in the testbed: lateness vs this machine's timer floor, load at the receiver")
+    print("\n== 2. web-search replay in the testbed, tuned: lateness (goal: p99 <= 15 us and p99.9 <= 200 us), "
+          "the load at the receiver, and this machine's timer floor for reference")
     print(f"# {'link':>5} {'profile':10} {'load':>4} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} "
           f"{'late_p999_us':>12} {'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8} {'drift_us':>8} "
-          f"{'floor_p99_us':>12} {'p99/floor':>9} {'achieved/offered':>16}")
+          f"{'floor_p99_us':>12} {'achieved/offered':>16} {'goal':>4}")
     rows = []
     for link in ("1G", "5G"):
         testbed_up(f"port:h1={link}", NET_CPUS)
@@ -223,7 +260,8 @@ def part_lateness(seconds, tmp):
                           f"{p99:11.1f} {s['lateness_us']['p999']:12.1f} {s['lateness_us']['max']:11.1f} "
                           f"{s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} "
                           f"{s['drift_us']['last_minus_first']:8.1f} "
-                          f"{floor['p99']:12.1f} {p99 / max(floor['p99'], 0.01):9.2f} {ratio:16.4f}", flush=True)
+                          f"{floor['p99']:12.1f} {ratio:16.4f} "
+                          f"{'met' if p99 <= 15 and s['lateness_us']['p999'] <= 200 else 'not':>4}", flush=True)
         finally:
             testbed_down()
     return rows
@@ -231,38 +269,42 @@ def part_lateness(seconds, tmp):
 
 # ---------------------------------------------------------------- part 3: small flows
 
-def part_small(seconds, tmp):
-    print("\n== 3. 1 KB flows as fast as possible on loopback (flows/s), against a minimal epoll client/server")
-    print(f"# {'connections':11} {'policy':10} {'xtk':>9} {'ceiling':>9} {'xtk/ceiling':>11}")
+def part_small(seconds, tmp, pairs):
+    print(f"\n== 3. 1 KB flows as fast as possible on loopback (flows/s), against a minimal epoll client/server: "
+          f"{pairs} interleaved pairs; median [range]")
+    print(f"# {'connections':11} {'policy':10} {'xtk':>24} {'ceiling':>24} {'xtk/ceiling':>18} "
+          f"{'xtk_cpu_us/flow':>20} {'ceiling_cpu_us/flow':>20}")
     conns = 8
     rows = []
-    # Both swing by tens of percent from run to run here (other tenants of the host): each is
-    # measured three times, alternating, and the medians compared.
+    # Both swing by tens of percent from run to run here (other tenants of the host): the ratio
+    # of each pair, measured back to back, is what holds.
     for policy, mode, expected_per_s in (("pool", "persistent", 130e3), ("per-flow", "per-flow", 14e3)):
         # 1 KB flows at 8 Gbit/s (1M flows/s) is far above what the machine can do: every flow
         # is due at once and xtk runs flat out, about a third of --seconds at the expected rate.
         path = os.path.join(tmp, f"small-{policy}.csv")
         run([TOOLS["xtk-gen"], "--cdf", FIXED_1KB, "--load", "8G", "-t", f"{seconds / 3 * expected_per_s / 1e6}s",
              "--dst", "127.0.0.1", "-o", path])
-        ceilings, xtks = [], []
-        for _ in range(3):
+        ceilings, xtks, ceiling_cpus, xtk_cpus = [], [], [], []
+        for _ in range(pairs):
+            # CPU per flow: client and server together (user + system), from each process's rusage.
             ceiling_server = start([CEILING, "server", "7320"])
             time.sleep(0.2)
-            ceilings.append(float(run([CEILING, "client", "7320", str(conns), str(seconds / 3), mode])))
-            stop(ceiling_server)
+            out, client_cpu = run_cpu([CEILING, "client", "7320", str(conns), str(seconds / 3), mode])
+            ceilings.append(float(out))
+            ceiling_cpus.append((client_cpu + stop_cpu(ceiling_server)) / (ceilings[-1] * seconds / 3) * 1e6)
             server = start([TOOLS["xtk-server"], "--listen", "127.0.0.1:7321", "--quiet"])
             time.sleep(0.2)
-            out = json.loads(run([TOOLS["xtk-client"], path, "-p", "7321", "--policy", policy, "--pool-limit",
-                                  str(conns), "--pool-init", str(conns), "-o", os.path.join(tmp, "small-records.csv"),
-                                  "--json"]))
-            stop(server)
-            s = out["summary"]
+            out, client_cpu = run_cpu([TOOLS["xtk-client"], path, "-p", "7321", "--policy", policy, "--pool-limit",
+                                       str(conns), "--pool-init", str(conns), "-o",
+                                       os.path.join(tmp, "small-records.csv"), "--json"])
+            s = json.loads(out)["summary"]
             xtks.append(s["flows_by_status"]["ok"] / (s["elapsed_ns"] / 1e9))
-        xtk, ceiling = statistics.median(xtks), statistics.median(ceilings)
-        rows.append((policy, xtk, ceiling))
-        print(f"  {conns:11} {policy:10} {xtk:9.0f} {ceiling:9.0f} {xtk / ceiling:11.2f}   "
-              f"(xtk {' '.join(f'{x:.0f}' for x in xtks)}; ceiling {' '.join(f'{c:.0f}' for c in ceilings)})",
-              flush=True)
+            xtk_cpus.append((client_cpu + stop_cpu(server)) / s["flows_by_status"]["ok"] * 1e6)
+        ratios = [x / c for x, c in zip(xtks, ceilings)]
+        rows.append((policy, ratios))
+        print(f"  {conns:11} {policy:10} {median_range(xtks, '{:.0f}'):>24} {median_range(ceilings, '{:.0f}'):>24} "
+              f"{median_range(ratios):>18} {median_range(xtk_cpus, '{:.1f}'):>20} "
+              f"{median_range(ceiling_cpus, '{:.1f}'):>20}", flush=True)
     return rows
 
 
@@ -425,11 +467,66 @@ def part_burst(seconds, tmp):
     return rows
 
 
+# ---------------------------------------------------------------- part 6: precision by default
+
+TIMING_OFF = ["--no-realtime", "--cpus", "none", "--cpu-wake-latency", "none"]
+AS_NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all"]
+
+
+def replay_loopback(path, records, prefix=(), extra=()):
+    server = start([TOOLS["xtk-server"], "--listen", "127.0.0.1:7330", "--quiet"])
+    time.sleep(0.3)
+    p = subprocess.run([*prefix, TOOLS["xtk-client"], path, "-p", "7330", "-o", records, "--json", *extra],
+                       capture_output=True, text=True, check=True)
+    stop(server)
+    out = json.loads(p.stdout)
+    return out["summary"], out["timing"], p.stderr.strip()
+
+
+def part_defaults(seconds, tmp, pairs):
+    print(f"\n== 6. precision by default: a 2 Gbit/s web-search replay on loopback with no timing flags, as root "
+          f"(goal: p99 <= 30 us), against the same with every timing choice off ({' '.join(TIMING_OFF)}: the "
+          f"defaults before), {pairs} interleaved pairs, and as an unprivileged user")
+    # The unprivileged client reads the schedule and writes records here.
+    shared = os.path.join(tmp, "defaults")
+    os.makedirs(shared)
+    os.chmod(tmp, 0o711)
+    os.chmod(shared, 0o777)
+    path = os.path.join(shared, "web-search-2g.csv")
+    run([TOOLS["xtk-gen"], "--cdf", "web-search", "--load", "2G", "-t", f"{seconds}s", "--dst", "127.0.0.1",
+         "-o", path])
+    records = os.path.join(shared, "records.csv")
+    variants = (("defaults, root", (), ()), ("timing off, root", (), TIMING_OFF), ("defaults, nobody", AS_NOBODY, ()))
+    results = {name: [] for name, _, _ in variants}
+    print(f"# {'variant':17} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} {'late_p999_us':>12} "
+          f"{'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8}  timing")
+    for _ in range(pairs):
+        for name, prefix, extra in variants:
+            s, timing, stderr = replay_loopback(path, records, prefix, extra)
+            results[name].append(s)
+            lat = s["lateness_us"]
+            print(f"  {name:17} {s['flows']:6} {lat['p50']:11.1f} {lat['p99']:11.1f} {lat['p999']:12.1f} "
+                  f"{lat['max']:11.1f} {s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8}  "
+                  f"{timing['description']}", flush=True)
+            if stderr:
+                print(f"    stderr: {stderr}")
+    print("# median [range] of the runs")
+    for name, runs in results.items():
+        for q in ("p99", "p999", "max"):
+            print(f"  {name:17} lateness {q:4} {median_range([r['lateness_us'][q] for r in runs], '{:.1f}'):>28} us")
+    ratios = [off["lateness_us"]["p99"] / max(on["lateness_us"]["p99"], 0.01)
+              for on, off in zip(results["defaults, root"], results["timing off, root"])]
+    p99 = statistics.median(r["lateness_us"]["p99"] for r in results["defaults, root"])
+    print(f"  p99 timing off / defaults, per pair: {median_range(ratios)}")
+    print(f"  goal (defaults as root, median p99 <= 30 us): {'met' if p99 <= 30 else 'not met'} ({p99:.1f} us)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="1,2,3,4", help="which parts to run (1-5)")
+    parser.add_argument("--parts", default="1,2,3,4,6", help="which parts to run (1-6)")
     parser.add_argument("--memory-flows", default="1M,10M,60M", help="part 5: schedule lengths (the first is the base)")
     parser.add_argument("--seconds", type=float, default=10, help="length of each measurement")
+    parser.add_argument("--pairs", type=int, default=5, help="parts 1, 3 and 6: interleaved pairs (at least 5)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("run.py: needs root (network namespaces)")
@@ -444,13 +541,15 @@ def main():
     tmp = tempfile.mkdtemp(prefix="xtk-bench-flow-")
     try:
         if 1 in parts:
-            part_bulk(int(args.seconds))
+            part_bulk(int(args.seconds), args.pairs)
         if 2 in parts:
             part_lateness(args.seconds, tmp)
         if 3 in parts:
-            part_small(args.seconds, tmp)
+            part_small(args.seconds, tmp, args.pairs)
         if 4 in parts:
             part_burst(args.seconds, tmp)
+        if 6 in parts:
+            part_defaults(args.seconds, tmp, args.pairs)
         if 5 in parts:
             part_memory([parse_count(c) for c in args.memory_flows.split(",")], tmp)
     finally:

@@ -278,9 +278,11 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   result.start_realtime_ns = realtime_ns() + (shared.start_mono_ns - monotonic_ns());
 
   RecordWriter writer(options.records);
-  // The flows' interfaces decide the worker CPUs: every destination known before the start.
+  // The flows' interfaces decide the worker CPUs: every destination known
+  // before the start (the header's, --map's, --dst, the first flow's).
   for (const auto& entry : options.map) table.index(entry.substr(0, entry.find('=')));
-  if (options.bulk_streams > 0) table.index(options.bulk_dst);
+  PlannedFlow plan;
+  bool have = feed.next(plan);
   std::vector<SocketAddress> addresses;
   for (const auto& d : shared.destinations) addresses.push_back(d.address);
   const Timing timing(options.timing, addresses);
@@ -307,12 +309,12 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
     }
     drained.clear();
   };
-  const auto cancel = [&](const PlannedFlow& plan, const std::string& why) {
+  const auto cancel = [&](const PlannedFlow& flow, const std::string& why) {
     FlowRecord r;
-    r.flow_id = plan.id;
-    r.dst = shared.destinations[plan.dst].name;
-    r.size_bytes = plan.size_bytes;
-    r.sched_start_ns = plan.sched_ns;
+    r.flow_id = flow.id;
+    r.dst = shared.destinations[flow.dst].name;
+    r.size_bytes = flow.size_bytes;
+    r.sched_start_ns = flow.sched_ns;
     r.status = FlowStatus::cancelled;
     r.error = why;
     writer.write(r);
@@ -321,15 +323,12 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
 
   const bool tty = options.progress && isatty(STDERR_FILENO);
   std::int64_t next_progress = shared.start_mono_ns + 1'000'000'000;
-  PlannedFlow plan;
-  bool have = false;
   std::size_t next_worker = 0;
   bool stopped = false;
   // A schedule that turns out bad mid-way stops the run like an interrupt,
   // after the records of every flow already handed out are written.
   std::exception_ptr failure;
   try {
-    have = feed.next(plan);
     while (true) {
       const std::int64_t t = monotonic_ns();
       if (!stopped && interrupt.load()) {

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -439,6 +441,96 @@ TEST(Loopback, CongestionControlTheKernelRefusesNamesTheScheduleLine) {
   EXPECT_EQ(error.rfind(dir.file("s.csv") + ":5: cc: this kernel has no congestion control 'nosuchcc' (available: ", 0),
             0u)
       << error;
+}
+
+// The PM QoS target the machine runs with: what /dev/cpu_dma_latency reads, in us.
+std::optional<std::int32_t> cpu_wake_latency_target() {
+  std::ifstream in("/dev/cpu_dma_latency", std::ios::binary);
+  std::int32_t value = 0;
+  if (!in.read(reinterpret_cast<char*>(&value), sizeof value)) return std::nullopt;
+  return value;
+}
+
+bool some_thread_is_fifo() {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (sched_getscheduler(std::stoi(task.path().filename().string())) == SCHED_FIFO) return true;
+  }
+  return false;
+}
+
+// Without flags, as root: a SCHED_FIFO worker and idle CPUs polling while the
+// client runs, both released when it ends (issue 19).
+TEST(Loopback, DefaultTimingIsSchedFifoAndPmQosAsRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  TempDir dir;
+  Server server(loopback_server());
+  server.start();
+  // Ten small flows over 1.5 s: long enough to look at the threads.
+  std::ofstream schedule(dir.file("s.csv"));
+  schedule << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n";
+  for (int i = 0; i < 10; ++i) schedule << fmt::format("{},{},h0,127.0.0.1,1000\n", i, i * 150'000'000);
+  schedule.close();
+  ASSERT_FALSE(some_thread_is_fifo());
+  std::atomic<bool> interrupt{false};
+  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+  auto client = std::async(std::launch::async, [&] { return run_client(o, interrupt); });
+  bool fifo = false, polling = false;
+  wait_for([&] {
+    fifo = fifo || some_thread_is_fifo();
+    polling = polling || cpu_wake_latency_target() == 0;
+    return fifo && polling;
+  });
+  const auto result = client.get();
+  EXPECT_TRUE(fifo);
+  EXPECT_TRUE(polling);
+  EXPECT_FALSE(some_thread_is_fifo());
+  EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), 10u);
+  EXPECT_EQ(result.timing["realtime"], true);
+  EXPECT_EQ(result.timing["cpu_wake_latency_ns"], 0);
+  EXPECT_EQ(result.timing["worker_cpus_why"], "not pinned: lo takes no device interrupts");
+  EXPECT_TRUE(result.timing["lacking"].is_null());
+  EXPECT_TRUE(result.warnings.empty());
+}
+
+// The same binary as an unprivileged user: it runs, and says in one line
+// what it lacked; with the choices turned off it asks for nothing and says nothing.
+TEST(Loopback, WithoutRootTheClientSaysWhatTimingItLacked) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to become an unprivileged user";
+  if (!run_command({"setpriv", "--version"}).ok()) GTEST_SKIP() << "setpriv (util-linux) is not installed";
+  TempDir dir;
+  std::filesystem::permissions(dir.file(""), std::filesystem::perms::all);
+  Server server(loopback_server());
+  server.start();
+  std::ofstream(dir.file("s.csv")) << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n"
+                                      "0,0,h0,127.0.0.1,1000\n1,10000000,h0,127.0.0.1,1000\n";
+  const std::vector<std::string> as_nobody{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                           "--inh-caps=-all", XTK_CLIENT_BIN};
+  const auto run = [&](std::vector<std::string> extra) {
+    auto argv = as_nobody;
+    for (auto word : {dir.file("s.csv"), std::string("-p"), std::to_string(port_of(server)), std::string("-o"),
+                      dir.file("r.csv"), std::string("--json")}) {
+      argv.push_back(word);
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_command(argv);
+  };
+  auto r = run({});
+  ASSERT_TRUE(r.ok()) << r.output;
+  const std::string lacking =
+      "timing: no SCHED_FIFO (needs root or CAP_SYS_NICE) and no PM QoS request (needs root): flow starts may be "
+      "hundreds of microseconds late instead of tens";
+  EXPECT_NE(r.output.find("xtk-client: " + lacking), std::string::npos) << r.output;
+  const auto json = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(json["timing"]["realtime"], false);
+  EXPECT_TRUE(json["timing"]["cpu_wake_latency_ns"].is_null());
+  EXPECT_EQ(json["timing"]["lacking"].get<std::string>().rfind(lacking, 0), 0u);
+  EXPECT_EQ(json["summary"]["flows_by_status"]["ok"], 2);
+
+  r = run({"--no-realtime", "--cpus", "none", "--cpu-wake-latency", "none"});
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_EQ(r.output.find("timing:"), std::string::npos) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output)["timing"]["description"],
+            "normal priority; workers not pinned: --cpus none; no PM QoS request");
 }
 
 TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {

@@ -292,6 +292,16 @@ std::optional<std::int32_t> cpu_wake_latency_target() {
   return value;
 }
 
+// True once the target is back to `value`: an xtk-client of a test running
+// beside this one may hold the CPUs polling for a few seconds (its default).
+bool target_returns_to(std::optional<std::int32_t> value) {
+  for (int i = 0; i < 600; ++i) {
+    if (cpu_wake_latency_target() == value) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 TEST_F(CaptureCounters, SamplerHoldsTheCpuWakeLatencyRequestOnlyWhileItRuns) {
   const auto before = cpu_wake_latency_target();
   if (!before) GTEST_SKIP() << "/dev/cpu_dma_latency cannot be read here (needs root)";
@@ -309,14 +319,14 @@ TEST_F(CaptureCounters, SamplerHoldsTheCpuWakeLatencyRequestOnlyWhileItRuns) {
   const auto during = cpu_wake_latency_target();
   sampler.join();
   EXPECT_EQ(during, 0);
-  EXPECT_EQ(cpu_wake_latency_target(), before);
+  EXPECT_TRUE(target_returns_to(before));
   EXPECT_EQ(r.options.cpu_wake_latency_ns, 0);
   EXPECT_GT(r.samples, 0u);
   o.cpu_wake_latency_ns = 3'000'000'000'000;  // 3000 s: more microseconds than the kernel's int32 holds
   o.out = path("refused.csv");
   EXPECT_THROW(run_sampler(sources, o, stop), UsageError);
   EXPECT_FALSE(fs::exists(o.out));
-  EXPECT_EQ(cpu_wake_latency_target(), before);
+  EXPECT_TRUE(target_returns_to(before));
 }
 
 TEST_F(CaptureCounters, SamplerStopsASourceThatGoesAwayAndEndsWhenNoneIsLeft) {
