@@ -234,7 +234,7 @@ def part_lateness(seconds, tmp):
           "the load at the receiver, and this machine's timer floor for reference")
     print(f"# {'link':>5} {'profile':10} {'load':>4} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} "
           f"{'late_p999_us':>12} {'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8} {'drift_us':>8} "
-          f"{'floor_p99_us':>12} {'achieved/offered':>16} {'goal':>4}")
+          f"{'waits':>5} {'floor_p99_us':>12} {'achieved/offered':>16} {'goal':>4}")
     rows = []
     for link in ("1G", "5G"):
         testbed_up(f"port:h1={link}", NET_CPUS)
@@ -260,7 +260,7 @@ def part_lateness(seconds, tmp):
                           f"{p99:11.1f} {s['lateness_us']['p999']:12.1f} {s['lateness_us']['max']:11.1f} "
                           f"{s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} "
                           f"{s['drift_us']['last_minus_first']:8.1f} "
-                          f"{floor['p99']:12.1f} {ratio:16.4f} "
+                          f"{s['connection_waits']:5} {floor['p99']:12.1f} {ratio:16.4f} "
                           f"{'met' if p99 <= 15 and s['lateness_us']['p999'] <= 200 else 'not':>4}", flush=True)
         finally:
             testbed_down()
@@ -495,13 +495,13 @@ def part_defaults(seconds, tmp, pairs):
     path = os.path.join(shared, "web-search-2g.csv")
     run([TOOLS["xtk-gen"], "--cdf", "web-search", "--load", "2G", "-t", f"{seconds}s", "--dst", "127.0.0.1",
          "-o", path])
-    records = os.path.join(shared, "records.csv")
     variants = (("defaults, root", (), ()), ("timing off, root", (), TIMING_OFF), ("defaults, nobody", AS_NOBODY, ()))
     results = {name: [] for name, _, _ in variants}
     print(f"# {'variant':17} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} {'late_p999_us':>12} "
           f"{'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8}  timing")
     for _ in range(pairs):
-        for name, prefix, extra in variants:
+        for k, (name, prefix, extra) in enumerate(variants):
+            records = os.path.join(shared, f"records-{k}.csv")  # each variant's own: the users differ
             s, timing, stderr = replay_loopback(path, records, prefix, extra)
             results[name].append(s)
             lat = s["lateness_us"]

@@ -46,7 +46,7 @@ nlohmann::json ClientOptions::to_json() const {
                                                            : nlohmann::json(timing.cpus)},
           {"cpu_wake_latency_ns", timing.cpu_wake_latency_ns == kWakeLatencyAuto ? nlohmann::json("auto")
                                   : timing.cpu_wake_latency_ns < 0               ? nlohmann::json("none")
-                                                                  : nlohmann::json(timing.cpu_wake_latency_ns)},
+                                                                   : nlohmann::json(timing.cpu_wake_latency_ns)},
           {"congestion_control", congestion_control},
           {"send_buffer", send_buffer},
           {"receive_buffer", receive_buffer},
@@ -350,6 +350,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
         } else if (!workers[next_worker]->ring().push(plan)) {
           break;  // that worker is full: the next round goes on
         } else {
+          workers[next_worker]->handed(shared.start_mono_ns + plan.sched_ns);
           next_worker = (next_worker + 1) % workers.size();
         }
         have = feed.next(plan);

@@ -1,7 +1,9 @@
 // The worker's event loop (wait for I/O or the next start, start every flow
 // that is due, sweep for timeouts), each flow's start on a connection's
 // channel, and its record when the channel reports its end.
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -35,6 +37,21 @@ constexpr std::int64_t kBreatheAfterNs = 2'000'000;
 constexpr std::int64_t kBreatheNs = 20'000;
 
 }  // namespace
+
+Doorbell::Doorbell(Poller& poller) : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  if (fd_.get() < 0) throw Error(fmt::format("eventfd: {}", std::strerror(errno)));
+  poller.add(fd_.get(), *this, EPOLLIN);
+}
+
+void Doorbell::ring() const {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = write(fd_.get(), &one, sizeof one);  // full (2^64 - 1 rings): already rung
+}
+
+void Doorbell::on_events(std::uint32_t /*events*/, std::int64_t /*now*/) {
+  std::uint64_t rings = 0;
+  [[maybe_unused]] const ssize_t n = read(fd_.get(), &rings, sizeof rings);
+}
 
 bool Shared::publish(std::vector<FlowRecord>& batch, bool wait) {
   if (batch.empty()) return true;
@@ -259,7 +276,7 @@ void Worker::Impl::prepare_thread(unsigned index) {
 
 // Waits for I/O until `deadline` (absolute): with `spin`, sleeps until --spin
 // before it, polls epoll, and spins on the clock for the last stretch.
-void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin) {
+void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_t seen_due) {
   std::int64_t now = monotonic_ns();
   // The last stretch before a start is spun on the clock alone: an epoll
   // call there could return after the start, with an event that would then
@@ -277,11 +294,17 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin) {
   const bool behind = next_due() <= now || pending > 0;
   std::int64_t wait_ns = deadline - now - (spin ? opt.spin_ns : 0);
   if (wait_ns < 0) wait_ns = 0;
-  if (shared.timing->realtime() && now - last_sleep > kBreatheAfterNs && deadline - now > kBreatheNs + opt.spin_ns + kYieldNs) {
+  if (shared.timing->realtime() && now - last_sleep > kBreatheAfterNs &&
+      deadline - now > kBreatheNs + opt.spin_ns + kYieldNs) {
     const timespec pause = to_timespec(kBreatheNs);
     clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, nullptr);
     last_sleep = monotonic_ns();
   }
+  // The feeder rings the doorbell for a flow due before this wake-up; one it
+  // handed over before seeing the new time is caught here (both sides fence).
+  self.sleeps_until_.store(now + wait_ns, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (next_due() != seen_due) return;
   const timespec timeout = to_timespec(wait_ns);
   std::int64_t io_from = -1;  // when the events began to be handled
   const int n = poller.dispatch(&timeout, [&]() -> std::int64_t {
@@ -338,6 +361,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
     if (fed && self.ring_.front() == nullptr && pending == 0 && active == 0) break;
     if (stopping && cancelled_in_flight) break;
 
+    const std::int64_t seen_due = next_due();  // what the deadline below is chosen from
     std::int64_t deadline = std::min(next_sweep, now + (fed ? kSweepNs : kIdleWaitNs));
     bool spin = false;
     if (!stopping) {
@@ -372,7 +396,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       if (fresh > 0)
         refeed = std::min(refeed, ds.connecting[ds.connecting.size() - fresh]->opened_abs + kStaleConnectNs + 1);
     }
-    wait_and_handle(std::min(deadline, refeed), spin);
+    wait_and_handle(std::min(deadline, refeed), spin, seen_due);
     now = monotonic_ns();
     if (now >= refeed) {
       for (std::uint32_t d = 0; d < dsts.size(); ++d) {
@@ -426,5 +450,10 @@ void Worker::join() {
 }
 
 std::vector<std::string> Worker::warnings() { return impl_->warnings; }
+
+void Worker::handed(std::int64_t due_abs) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (due_abs - shared_.options.spin_ns < sleeps_until_.load(std::memory_order_relaxed)) impl_->doorbell.ring();
+}
 
 }  // namespace xtk::client_detail

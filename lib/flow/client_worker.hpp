@@ -75,6 +75,10 @@ class Worker {
   Worker(Shared& shared, unsigned index);
   ~Worker();
   SpscRing<PlannedFlow>& ring() { return ring_; }
+  // Called by the feeder after pushing a flow due at `due_abs`: wakes the
+  // worker when it sleeps past that flow's start (its ring was empty when it
+  // went to sleep, and a feeder held up on its CPU handed the flow late).
+  void handed(std::int64_t due_abs);
   void start(const std::vector<std::uint32_t>& warm_destinations);
   void join();
   bool finished() const { return finished_.load(); }
@@ -90,6 +94,7 @@ class Worker {
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
   std::atomic<bool> finished_{false}, ready_{false};
+  std::atomic<std::int64_t> sleeps_until_{0};  // when the worker next looks at its ring (absolute)
 };
 
 }  // namespace xtk::client_detail

@@ -29,6 +29,18 @@ namespace xtk::client_detail {
 // and opens another, keeping it in case it completes.
 constexpr std::int64_t kStaleConnectNs = 3'000'000;
 
+// An eventfd in the worker's epoll set: the feeder rings it to wake the
+// worker early (Worker::handed).
+class Doorbell final : public EventSource {
+ public:
+  explicit Doorbell(Poller& poller);  // throws Error
+  void ring() const;
+  void on_events(std::uint32_t events, std::int64_t now) override;  // takes the rings
+
+ private:
+  Fd fd_;
+};
+
 struct ActiveFlow {
   PlannedFlow plan;
   std::int64_t start_abs = 0;
@@ -70,6 +82,7 @@ struct Worker::Impl {
   const ClientOptions& opt;
   Worker& self;
   Poller poller;
+  Doorbell doorbell;
   std::unique_ptr<ClientTransport> transport;
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections;
   std::vector<DestinationState> dsts;
@@ -87,7 +100,7 @@ struct Worker::Impl {
   std::int64_t last_publish = 0;
   std::int64_t last_sleep = 0;  // when the worker last slept (blocked in a wait)
 
-  Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w) {
+  Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {
     ChannelOptions channel;
     channel.device = opt.device;
     channel.nodelay = opt.nodelay;
@@ -136,7 +149,8 @@ struct Worker::Impl {
   void sweep(std::int64_t now);
   void cancel_all(bool in_flight);
   void prepare_thread(unsigned index);
-  void wait_and_handle(std::int64_t deadline, bool spin);
+  // `seen_due`: next_due() when `deadline` was chosen; a flow handed over since returns at once.
+  void wait_and_handle(std::int64_t deadline, bool spin, std::int64_t seen_due);
   void run(unsigned index, const std::vector<std::uint32_t>& warm);
 };
 

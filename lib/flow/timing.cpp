@@ -84,8 +84,9 @@ CpuChoice choose_worker_cpus(const std::vector<int>& allowed,
     std::vector<std::string> names;
     for (const auto& entry : interrupt_cpus) names.push_back(entry.first);
     if (names.empty()) return {{}, "not pinned: no destination known before the start"};
-    return {{}, fmt::format("not pinned: {} take{} no device interrupts", fmt::join(names, ", "),
-                            names.size() == 1 ? "s" : "")};
+    return {{},
+            fmt::format("not pinned: {} take{} no device interrupts", fmt::join(names, ", "),
+                        names.size() == 1 ? "s" : "")};
   }
   std::vector<int> away;
   for (int cpu : allowed) {

@@ -33,7 +33,7 @@ inline constexpr std::int64_t kWakeLatencyNone = -1;
 struct TimingRequest {
   bool realtime = true;  // SCHED_FIFO for the workers where permitted
   CpuPinning pinning = CpuPinning::automatic;
-  std::vector<int> cpus;                                  // with CpuPinning::list
+  std::vector<int> cpus;                                // with CpuPinning::list
   std::int64_t cpu_wake_latency_ns = kWakeLatencyAuto;  // or a limit in ns, or kWakeLatencyNone
 };
 
