@@ -285,7 +285,15 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   bool have = feed.next(plan);
   std::vector<SocketAddress> addresses;
   for (const auto& d : shared.destinations) addresses.push_back(d.address);
-  const Timing timing(options.timing, addresses);
+  // Bulk streams have no start times to keep, and a SCHED_FIFO stream that
+  // never sleeps takes its CPU from the kernel's processing of its own packets
+  // (over a veth pair it halved xtk's bulk throughput, bench/flow part 1).
+  TimingRequest request = options.timing;
+  if (options.bulk_streams > 0) {
+    request.realtime = false;
+    if (request.cpu_wake_latency_ns == kWakeLatencyAuto) request.cpu_wake_latency_ns = kWakeLatencyNone;
+  }
+  const Timing timing(request, addresses);
   shared.timing = &timing;
   result.timing = timing.to_json();
   if (!timing.lacking().empty()) {
