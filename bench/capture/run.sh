@@ -10,11 +10,15 @@
 #    --disable-protocol eth, on the same files: the capture of 1 (real traffic, few flows) and a
 #    synthetic file with many flows;
 # 3. counter sampler: interval error p99 and CPU at 1 kHz, idle and under iperf3 load, with every
-#    sysfs statistic of the interface and with four of them; under load also with --fifo, and
-#    with --fifo --spin (precision bought with CPU); beside each, the floor: a bare sleep loop
-#    (sleep_floor.c) that reads nothing.
+#    sysfs statistic of the interface and with four of them, plain and tuned (SCHED_FIFO, spin,
+#    PM QoS); each against the floor: a bare sleep loop (sleep_floor.c) with the same timing that
+#    reads nothing.
 #
-# Environment: BENCH_SECONDS (each capture and sampler run, default 10), BENCH_SYNTH_PACKETS
+# Every comparison interleaves xtk and its peer in BENCH_PAIRS pairs (default 5) and reports the
+# median of the pair ratios with their range: this VM's noise moves single runs by more than the
+# goals' margins.
+#
+# Environment: BENCH_PAIRS (default 5), BENCH_SECONDS (each capture and sampler run, default 10), BENCH_SYNTH_PACKETS
 # (default 2000000), BENCH_SYNTH_FLOWS (default 10000), BENCH_SNAPLENS (default "128 65535"),
 # BENCH_BUFFER (default 256MiB), BENCH_TMPDIR (default $TMPDIR or /tmp), XTK_BUILD (the Release
 # build tree, default build/release; built if its tools are missing).
@@ -23,6 +27,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 seconds=${BENCH_SECONDS:-10}
+pairs=${BENCH_PAIRS:-5}
 synth_packets=${BENCH_SYNTH_PACKETS:-2000000}
 synth_flows=${BENCH_SYNTH_FLOWS:-10000}
 read -r -a snaplens <<<"${BENCH_SNAPLENS:-128 65535}"
@@ -62,6 +67,12 @@ for line in open(sys.argv[1]):
 print($2)" "$1"; }
 # ratio A B [DIGITS]: A / B, or n/a.
 ratio() { awk -v a="$1" -v b="$2" -v d="${3:-2}" 'BEGIN { if (b > 0) printf "%.*f", d, a / b; else printf "n/a" }'; }
+# medrange DIGITS VALUE...: "median [min-max]" of the numeric values (n/a skipped).
+medrange() {
+  python3 -c 'import statistics, sys
+d, v = int(sys.argv[1]), [float(x) for x in sys.argv[2:] if x != "n/a"]
+print(f"{statistics.median(v):.{d}f} [{min(v):.{d}f}-{max(v):.{d}f}]" if v else "n/a")' "$@"
+}
 
 echo "xtk capture benchmarks: $(date -u +%FT%TZ), $(nproc) CPUs, kernel $(uname -r)"
 echo "xtk-log: $log"
@@ -91,46 +102,57 @@ iperf_run() {
   python3 -c "import json; print('%.2f' % (json.load(open('$tmp/$1.iperf.json'))['end']['sum_received']['bits_per_second'] / 1e9))"
 }
 
-declare -A drop_pct
 for snaplen in "${snaplens[@]}"; do
-  # xtk-log capture
-  # Started without a shell function in between: $! must be the capture itself (ip netns exec execs it).
-  ip netns exec "$h1" "$log" capture -i eth0 -s "$snaplen" -B "$buffer" -o "$tmp/xtk-$snaplen.pcap" --stats-every 0 \
-    --json >"$tmp/xtk-$snaplen.json" 2>"$tmp/xtk-$snaplen.err" &
-  pid=$!
-  sleep 0.5
-  gbps=$(iperf_run "xtk-$snaplen")
-  kill -INT "$pid"
-  wait "$pid" || { cat "$tmp/xtk-$snaplen.err" >&2; echo "run.sh: xtk-log capture failed" >&2; exit 1; }
-  received=$(json "$tmp/xtk-$snaplen.json" "j['interfaces'][0]['received']")
-  dropped=$(json "$tmp/xtk-$snaplen.json" "j['interfaces'][0]['dropped']")
-  captured=$(json "$tmp/xtk-$snaplen.json" "j['interfaces'][0]['packets']")
-  drop_pct[xtk-$snaplen]=$(awk -v d="$dropped" -v r="$received" 'BEGIN { printf "%.3f", (r > 0 ? 100 * d / r : 0) }')
-  xtk_row=("xtk-log" "$snaplen" "$gbps" "$received" "$dropped" "${drop_pct[xtk-$snaplen]}" "$captured")
+  drop_ratios=() captured_ratios=()
+  for pair in $(seq "$pairs"); do
+    # xtk-log capture
+    # Started without a shell function in between: $! must be the capture itself (ip netns exec execs it).
+    ip netns exec "$h1" "$log" capture -i eth0 -s "$snaplen" -B "$buffer" -o "$tmp/xtk-$snaplen.pcap" --stats-every 0 \
+      --json >"$tmp/xtk-$snaplen.json" 2>"$tmp/xtk-$snaplen.err" &
+    pid=$!
+    sleep 0.5
+    gbps=$(iperf_run "xtk-$snaplen")
+    kill -INT "$pid"
+    wait "$pid" || { cat "$tmp/xtk-$snaplen.err" >&2; echo "run.sh: xtk-log capture failed" >&2; exit 1; }
+    received=$(json "$tmp/xtk-$snaplen.json" "j['interfaces'][0]['received']")
+    dropped=$(json "$tmp/xtk-$snaplen.json" "j['interfaces'][0]['dropped']")
+    captured=$(json "$tmp/xtk-$snaplen.json" "j['interfaces'][0]['packets']")
+    x_pct=$(awk -v d="$dropped" -v r="$received" 'BEGIN { printf "%.3f", (r > 0 ? 100 * d / r : 0) }')
+    xtk_row=("xtk-log" "$snaplen" "$gbps" "$received" "$dropped" "$x_pct" "$captured")
 
-  # tcpdump, same snaplen and buffer (-B is KiB)
-  ip netns exec "$h1" tcpdump -i eth0 -n -s "$snaplen" -B "$buffer_kib" -w "$tmp/tcpdump-$snaplen.pcap" \
-    2>"$tmp/tcpdump-$snaplen.err" &
-  pid=$!
-  sleep 1
-  gbps_t=$(iperf_run "tcpdump-$snaplen")
-  kill -INT "$pid"
-  wait "$pid" || true
-  t_captured=$(sed -n 's/^\([0-9]*\) packets captured$/\1/p' "$tmp/tcpdump-$snaplen.err")
-  t_received=$(sed -n 's/^\([0-9]*\) packets received by filter$/\1/p' "$tmp/tcpdump-$snaplen.err")
-  t_dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$tmp/tcpdump-$snaplen.err")
-  [[ -n $t_received && -n $t_dropped ]] || { cat "$tmp/tcpdump-$snaplen.err" >&2; echo "run.sh: no tcpdump counts" >&2; exit 1; }
-  drop_pct[tcpdump-$snaplen]=$(awk -v d="$t_dropped" -v r="$t_received" 'BEGIN { printf "%.3f", (r > 0 ? 100 * d / r : 0) }')
-  # vs_tcpdump: xtk-log's drop share over tcpdump's (below 1 is better; 0 when xtk-log drops nothing).
-  printf "$fmt" "${xtk_row[@]}" "$(ratio "${drop_pct[xtk-$snaplen]}" "${drop_pct[tcpdump-$snaplen]}" 3)"
-  printf "$fmt" tcpdump "$snaplen" "$gbps_t" "$t_received" "$t_dropped" "${drop_pct[tcpdump-$snaplen]}" "$t_captured" 1
-  [[ $snaplen == "${snaplens[0]}" ]] || rm -f "$tmp/xtk-$snaplen.pcap"
-  rm -f "$tmp/tcpdump-$snaplen.pcap"
+    # tcpdump, same snaplen and buffer (-B is KiB)
+    ip netns exec "$h1" tcpdump -i eth0 -n -s "$snaplen" -B "$buffer_kib" -w "$tmp/tcpdump-$snaplen.pcap" \
+      2>"$tmp/tcpdump-$snaplen.err" &
+    pid=$!
+    sleep 1
+    gbps_t=$(iperf_run "tcpdump-$snaplen")
+    kill -INT "$pid"
+    wait "$pid" || true
+    t_captured=$(sed -n 's/^\([0-9]*\) packets captured$/\1/p' "$tmp/tcpdump-$snaplen.err")
+    t_received=$(sed -n 's/^\([0-9]*\) packets received by filter$/\1/p' "$tmp/tcpdump-$snaplen.err")
+    t_dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$tmp/tcpdump-$snaplen.err")
+    [[ -n $t_received && -n $t_dropped ]] || { cat "$tmp/tcpdump-$snaplen.err" >&2; echo "run.sh: no tcpdump counts" >&2; exit 1; }
+    t_pct=$(awk -v d="$t_dropped" -v r="$t_received" 'BEGIN { printf "%.3f", (r > 0 ? 100 * d / r : 0) }')
+    # vs_tcpdump: xtk-log's drop share over tcpdump's (below 1 is better; 0 when xtk-log drops nothing).
+    drop_ratios+=("$(ratio "$x_pct" "$t_pct" 3)")
+    captured_ratios+=("$(ratio "$captured" "$t_captured" 3)")
+    printf "$fmt" "${xtk_row[@]}" "${drop_ratios[-1]}"
+    printf "$fmt" tcpdump "$snaplen" "$gbps_t" "$t_received" "$t_dropped" "$t_pct" "$t_captured" 1
+    rm -f "$tmp/tcpdump-$snaplen.pcap"
+    # The first capture of the first snaplen is part 2's real trace.
+    if [[ $snaplen == "${snaplens[0]}" && $pair == 1 ]]; then
+      mv "$tmp/xtk-$snaplen.pcap" "$tmp/capture-$snaplen.pcap"
+    else
+      rm -f "$tmp/xtk-$snaplen.pcap"
+    fi
+  done
+  echo "  snaplen $snaplen, $pairs pairs: drop share xtk-log / tcpdump $(medrange 3 "${drop_ratios[@]}");" \
+    "packets captured xtk-log / tcpdump $(medrange 3 "${captured_ratios[@]}")"
 done
 
 # --- 2. trace analysis ------------------------------------------------------
 echo
-echo "== 2. trace analysis: packets/s, xtk best of 5 (files in page cache); per_core = packets / (user + sys)"
+echo "== 2. trace analysis: packets/s (files in page cache), xtk and tuned tshark in $pairs interleaved pairs, plain tshark once; per_core = packets / (user + sys)"
 python3 - "$tmp/synthetic.pcap" "$synth_packets" "$synth_flows" <<'EOF'
 # Synthetic capture: Ethernet/IPv4/TCP, 1514-byte frames kept to 128 bytes,
 # round-robin over N flows, one packet per microsecond, nanosecond stamps.
@@ -169,95 +191,78 @@ timed() {
   read -r u s <"$tmp/$label.time"
   cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
 }
-# best_of5 LABEL CMD...: the fastest of five runs (wall and its cpu).
-best_of5() {
-  local best="" best_cpu=""
-  for _ in 1 2 3 4 5; do
-    timed "$@"
-    if [[ -z $best ]] || awk -v a="$wall" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-      best=$wall
-      best_cpu=$cpu
-    fi
-  done
-  wall=$best
-  cpu=$best_cpu
-}
-# once LABEL CMD...: one timed run (tshark is too slow to repeat).
-once() { timed "$@"; }
-
 fmt='%-34s %-44s %10s %8s %8s %14s %14s\n'
 printf "$fmt" file tool packets wall_s cpu_s packets_per_s per_core_pps
 goal=10000000
-for f in "$tmp/xtk-${snaplens[0]}.pcap" "$tmp/synthetic.pcap"; do
+for f in "$tmp/capture-${snaplens[0]}.pcap" "$tmp/synthetic.pcap"; do
   label=$(basename "$f" .pcap)
   packets=$("$analyze" trace "$f" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['summary']['packets_read'])")
   cat "$f" >/dev/null  # into the page cache
-  # Per-flow bins of every 1 ms written (to /dev/null), the flow table and summary printed.
-  best_of5 "xtk-$label" "$analyze" trace "$f" --bin 1ms -o /dev/null
-  xtk_pps=$(ratio "$packets" "$wall" 0)
-  xtk_core=$(ratio "$packets" "$cpu" 0)
-  printf "$fmt" "$label" "xtk-analyze trace --bin 1ms -o /dev/null" "$packets" "$wall" "$cpu" "$xtk_pps" "$xtk_core"
-  once "tshark-$label" tshark -n -q -z io,stat,0.001 -r "$f"
+  vs_tuned=() cores=()
+  for _ in $(seq "$pairs"); do
+    # Per-flow bins of every 1 ms written (to /dev/null), the flow table and summary printed.
+    timed "xtk-$label" "$analyze" trace "$f" --bin 1ms -o /dev/null
+    xtk_pps=$(ratio "$packets" "$wall" 0)
+    cores+=("$(ratio "$packets" "$cpu" 0)")
+    printf "$fmt" "$label" "xtk-analyze trace --bin 1ms -o /dev/null" "$packets" "$wall" "$cpu" "$xtk_pps" "${cores[-1]}"
+    timed "tuned-$label" tshark -n -q -z io,stat,0.001 --disable-protocol eth -r "$f"
+    tuned_pps=$(ratio "$packets" "$wall" 0)
+    printf "$fmt" "" "tshark ... --disable-protocol eth" "$packets" "$wall" "$cpu" "$tuned_pps" "$(ratio "$packets" "$cpu" 0)"
+    vs_tuned+=("$(ratio "$xtk_pps" "$tuned_pps" 2)")
+  done
+  # Plain tshark is too slow to repeat (minutes on the synthetic file): once, for reference.
+  timed "tshark-$label" tshark -n -q -z io,stat,0.001 -r "$f"
   plain_pps=$(ratio "$packets" "$wall" 0)
   printf "$fmt" "" "tshark -n -q -z io,stat,0.001" "$packets" "$wall" "$cpu" "$plain_pps" "$(ratio "$packets" "$cpu" 0)"
-  once "tuned-$label" tshark -n -q -z io,stat,0.001 --disable-protocol eth -r "$f"
-  tuned_pps=$(ratio "$packets" "$wall" 0)
-  printf "$fmt" "" "tshark ... --disable-protocol eth" "$packets" "$wall" "$cpu" "$tuned_pps" "$(ratio "$packets" "$cpu" 0)"
-  echo "  ratios ($label): xtk vs tshark $(ratio "$xtk_pps" "$plain_pps" 1)x, vs tuned tshark $(ratio "$xtk_pps" "$tuned_pps" 1)x (goal >= 20x); per core vs 10M/s goal $(ratio "$xtk_core" "$goal" 2)"
+  echo "  $label, $pairs pairs: xtk / tuned tshark $(medrange 1 "${vs_tuned[@]}")x (goal >= 20x);" \
+    "xtk per core $(medrange 0 "${cores[@]}") packets/s (goal >= $goal); xtk (last pair) / plain tshark $(ratio "$xtk_pps" "$plain_pps" 0)x"
 done
 
 # --- 3. counter sampler -------------------------------------------------------
 few=net:eth0=rx_bytes,tx_bytes,rx_packets,tx_packets
 echo
-echo "== 3. counter sampler: xtk-log counters --period 1ms -t $seconds in h0 (goal: p99 |interval - 1ms| <= 20 us, CPU <= 2 %)"
+echo "== 3. counter sampler: xtk-log counters --period 1ms -t $seconds in h0 against the bare sleep loop (the floor) of the"
+echo "   same timing, $pairs interleaved pairs per condition (issue 4's goal: p99 |interval - 1ms| <= 20 us, CPU <= 2 %)"
 echo "   sources: 'all' = net:eth0 (all 24 statistics, one netlink request), 'few' = $few"
-fmt='%-42s %9s %8s %11s %16s %16s %7s %6s %8s\n'
-printf "$fmt" condition counters samples err_p99_us interval_p99_us interval_max_us missed slow cpu_pct
-# sampler LABEL SOURCE [OPTIONS...]: one run, one table line.
-sampler() {
-  local label=$1 source=$2
-  shift 2
-  in_h0 "$log" counters -s "$source" --period 1ms -t "$seconds" -o /dev/null --json "$@" >"$tmp/sampler.json"
-  printf "$fmt" "$label" \
-    "$(json "$tmp/sampler.json" "j['counters']")" "$(json "$tmp/sampler.json" "j['samples']")" \
-    "$(json "$tmp/sampler.json" "'%.1f' % (j['error_p99_ns'] / 1e3)")" \
-    "$(json "$tmp/sampler.json" "'%.1f' % (j['interval_p99_ns'] / 1e3)")" \
-    "$(json "$tmp/sampler.json" "'%.1f' % (j['interval_max_ns'] / 1e3)")" \
-    "$(json "$tmp/sampler.json" "j['missed_deadlines']")" "$(json "$tmp/sampler.json" "j['slow_samples']")" \
-    "$(json "$tmp/sampler.json" "'%.2f' % j['cpu_percent']")"
-}
-# floor LABEL [fifo]: the bare sleep loop (sleep_floor.c), the best any sleeping sampler can do here.
+fmt='%-40s %-9s %9s %8s %11s %16s %7s %6s %8s\n'
+printf "$fmt" condition run counters samples err_p99_us interval_max_us missed slow cpu_pct
 cc -O2 -o "$tmp/sleep_floor" "$root/bench/capture/sleep_floor.c"
-floor() {
-  local label=$1
-  shift
-  in_h0 "$tmp/sleep_floor" "$seconds" "$@" >"$tmp/floor.json"
-  printf "$fmt" "$label" 0 "$((seconds * 1000))" "$(json "$tmp/floor.json" "'%.1f' % (j['error_p99_ns'] / 1e3)")" \
-    - - - - "$(json "$tmp/floor.json" "'%.2f' % j['cpu_percent']")"
-}
 # The tuned configuration: the sampler pinned off CPU 0 (where the bench's other work lands when it
 # is confined), SCHED_FIFO, 10 us of spin, and idle CPUs kept polling (PM QoS) so that no wake-up
-# pays the exit from the VM's halt.
+# pays the exit from the VM's halt. The floor gets the same.
 tuned=(--cpu 1 --fifo 50 --spin 10us --cpu-wake-latency 0)
 floor_tuned=(--cpu 1 --fifo --spin 10 --cpu-wake-latency 0)
-floor "idle, floor (sleep only)"
-sampler "idle, all" net:eth0
-sampler "idle, few" "$few"
-floor "idle, floor, tuned" "${floor_tuned[@]}"
-sampler "idle, few, tuned" "$few" "${tuned[@]}"
-sampler "idle, all, tuned" net:eth0 "${tuned[@]}"
-ip netns exec "$h0" iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((9 * seconds + 4)) >/dev/null &
+# condition LABEL SOURCE TUNED(0|1): $pairs pairs of (floor, sampler), a line each, then the medians.
+condition() {
+  local label=$1 source=$2 tune=$3 errs=() floors=() ratios=() cpus=()
+  local s_args=() f_args=()
+  if [[ $tune == 1 ]]; then s_args=("${tuned[@]}") f_args=("${floor_tuned[@]}"); fi
+  for _ in $(seq "$pairs"); do
+    in_h0 "$tmp/sleep_floor" "$seconds" "${f_args[@]}" >"$tmp/floor.json"
+    floors+=("$(json "$tmp/floor.json" "'%.1f' % (j['error_p99_ns'] / 1e3)")")
+    printf "$fmt" "$label" floor 0 "$((seconds * 1000))" "${floors[-1]}" - - - \
+      "$(json "$tmp/floor.json" "'%.2f' % j['cpu_percent']")"
+    in_h0 "$log" counters -s "$source" --period 1ms -t "$seconds" -o /dev/null --json "${s_args[@]}" >"$tmp/sampler.json"
+    errs+=("$(json "$tmp/sampler.json" "'%.1f' % (j['error_p99_ns'] / 1e3)")")
+    cpus+=("$(json "$tmp/sampler.json" "'%.2f' % j['cpu_percent']")")
+    ratios+=("$(ratio "${errs[-1]}" "${floors[-1]}" 2)")
+    printf "$fmt" "$label" xtk-log "$(json "$tmp/sampler.json" "j['counters']")" "$(json "$tmp/sampler.json" "j['samples']")" \
+      "${errs[-1]}" "$(json "$tmp/sampler.json" "'%.1f' % (j['interval_max_ns'] / 1e3)")" \
+      "$(json "$tmp/sampler.json" "j['missed_deadlines']")" "$(json "$tmp/sampler.json" "j['slow_samples']")" "${cpus[-1]}"
+  done
+  echo "  $label: err p99 $(medrange 1 "${errs[@]}") us, floor $(medrange 1 "${floors[@]}") us," \
+    "xtk-log / floor $(medrange 2 "${ratios[@]}"), CPU $(medrange 2 "${cpus[@]}") %"
+}
+condition "idle, few" "$few" 0
+condition "idle, all" net:eth0 0
+condition "idle, few, tuned" "$few" 1
+# Load for the next two conditions: 2 x pairs runs of each.
+ip netns exec "$h0" iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((4 * pairs * seconds + 10)) >/dev/null 2>&1 &
 load=$!
 sleep 1
-floor "iperf3 -P 4, floor (sleep only)"
-sampler "iperf3 -P 4, all" net:eth0
-sampler "iperf3 -P 4, few" "$few"
-floor "iperf3 -P 4, floor, SCHED_FIFO" --fifo
-sampler "iperf3 -P 4, few, --fifo 50" "$few" --fifo 50
-sampler "iperf3 -P 4, few, --fifo 50 --spin 200us" "$few" --fifo 50 --spin 200us
-floor "iperf3 -P 4, floor, tuned" "${floor_tuned[@]}"
-sampler "iperf3 -P 4, few, tuned" "$few" "${tuned[@]}"
-sampler "iperf3 -P 4, all, tuned" net:eth0 "${tuned[@]}"
+condition "iperf3 -P 4, few" "$few" 0
+condition "iperf3 -P 4, few, tuned" "$few" 1
+kill "$load" 2>/dev/null || true
 wait "$load" || true
 # The load kept off the sampler's CPU, as on a host whose sampler has a core of its own: iperf3 on
 # CPU 0 and the testbed's receive processing steered there (RPS, xtk-testbed --net-cpus 0).
@@ -266,12 +271,11 @@ wait "$load" || true
 in_h1 iperf3 -s -D -p 5201 --pidfile "$tmp/iperf3-confined.pid"
 for _ in $(seq 50); do in_h1 ss -ltn | grep -q ':5201 ' && break; sleep 0.1; done
 in_h1 ss -ltn | grep -q ':5201 ' || { echo "run.sh: iperf3 server did not start in h1" >&2; exit 1; }
-ip netns exec "$h0" taskset -c 0 iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((3 * seconds + 4)) >/dev/null &
+ip netns exec "$h0" taskset -c 0 iperf3 -c 10.77.0.2 -p 5201 -P 4 -t $((2 * pairs * seconds + 10)) >/dev/null 2>&1 &
 load=$!
 sleep 1
-floor "iperf3 -P 4 on CPU 0, floor, tuned" "${floor_tuned[@]}"
-sampler "iperf3 -P 4 on CPU 0, few, tuned" "$few" "${tuned[@]}"
-sampler "iperf3 -P 4 on CPU 0, all, tuned" net:eth0 "${tuned[@]}"
+condition "iperf3 -P 4 on CPU 0, few, tuned" "$few" 1
+kill "$load" 2>/dev/null || true
 wait "$load" || true
 echo
 echo "run.sh: done"
