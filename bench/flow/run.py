@@ -98,10 +98,13 @@ def run_cpu(argv):
 
 
 def stop_cpu(p):
-    """stop() that returns the CPU seconds the process used."""
-    p.send_signal(signal.SIGTERM)
+    """stop() that returns the CPU seconds the process used (not Popen.send_signal: it would reap
+    a process that already exited, and its rusage with it)."""
+    os.kill(p.pid, signal.SIGTERM)
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode not in (0, -signal.SIGTERM):
+        sys.exit(f"run.py: {p.args[0]} exited with {p.returncode} (its port in use?)")
     return cpu_s(usage)
 
 

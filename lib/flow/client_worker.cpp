@@ -300,11 +300,19 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
     clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, nullptr);
     last_sleep = monotonic_ns();
   }
-  // The feeder rings the doorbell for a flow due before this wake-up; one it
-  // handed over before seeing the new time is caught here (both sides fence).
-  self.sleeps_until_.store(now + wait_ns, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (next_due() != seen_due) return;
+  // Idle (its ring empty, no flow waiting), the worker may sleep past a flow
+  // the feeder hands over late: the feeder rings the doorbell for one due
+  // before this wake-up, and one handed over before it saw the new time is
+  // caught here (both sides fence). Otherwise the ring's front, which no
+  // later flow precedes, sets the wake-up, and nothing need ring.
+  if (wait_ns > 0 && seen_due == INT64_MAX && pending == 0) {
+    self.sleeps_until_.store(now + wait_ns, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (next_due() != seen_due) {
+      self.sleeps_until_.store(0, std::memory_order_relaxed);
+      return;
+    }
+  }
   const timespec timeout = to_timespec(wait_ns);
   std::int64_t io_from = -1;  // when the events began to be handled
   const int n = poller.dispatch(&timeout, [&]() -> std::int64_t {
@@ -319,6 +327,7 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
     return now_i;
   });
   if (n == 0 && wait_ns > 0) last_sleep = monotonic_ns();
+  self.sleeps_until_.store(0, std::memory_order_relaxed);  // awake: it looks at its ring before the next wait
 }
 
 void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
@@ -453,7 +462,12 @@ std::vector<std::string> Worker::warnings() { return impl_->warnings; }
 
 void Worker::handed(std::int64_t due_abs) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (due_abs - shared_.options.spin_ns < sleeps_until_.load(std::memory_order_relaxed)) impl_->doorbell.ring();
+  std::int64_t until = sleeps_until_.load(std::memory_order_relaxed);
+  // Once per sleep: the first ring takes the time (0: awake), so a burst of
+  // flows handed over rings once, and a worker behind schedule never.
+  if (until != 0 && due_abs - shared_.options.spin_ns < until && sleeps_until_.compare_exchange_strong(until, 0)) {
+    impl_->doorbell.ring();
+  }
 }
 
 }  // namespace xtk::client_detail

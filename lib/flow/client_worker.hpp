@@ -94,7 +94,8 @@ class Worker {
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
   std::atomic<bool> finished_{false}, ready_{false};
-  std::atomic<std::int64_t> sleeps_until_{0};  // when the worker next looks at its ring (absolute)
+  // While the worker sleeps: when it next looks at its ring (absolute); 0 while it is awake.
+  std::atomic<std::int64_t> sleeps_until_{0};
 };
 
 }  // namespace xtk::client_detail
