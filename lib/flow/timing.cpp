@@ -82,6 +82,7 @@ CpuChoice choose_worker_cpus(const std::vector<int>& allowed,
   }
   if (with_interrupts.empty()) {
     std::vector<std::string> names;
+    names.reserve(interrupt_cpus.size());
     for (const auto& entry : interrupt_cpus) names.push_back(entry.first);
     if (names.empty()) return {{}, "not pinned: no destination known before the start"};
     return {{},
