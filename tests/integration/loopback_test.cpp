@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/cpu_wake_latency.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
@@ -485,13 +486,7 @@ TEST(Loopback, CongestionControlTheKernelRefusesNamesTheScheduleLine) {
       << error;
 }
 
-// The PM QoS target the machine runs with: what /dev/cpu_dma_latency reads, in us.
-std::optional<std::int32_t> cpu_wake_latency_target() {
-  std::ifstream in("/dev/cpu_dma_latency", std::ios::binary);
-  std::int32_t value = 0;
-  if (!in.read(reinterpret_cast<char*>(&value), sizeof value)) return std::nullopt;
-  return value;
-}
+using testing::cpu_wake_latency_target;
 
 bool some_thread_is_fifo() {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {

@@ -19,6 +19,7 @@
 #include "capture/counter_rates.hpp"
 #include "capture/counter_source.hpp"
 #include "capture/sampler.hpp"
+#include "common/cpu_wake_latency.hpp"
 #include "core/error.hpp"
 #include "formats/counters.hpp"
 
@@ -284,13 +285,7 @@ TEST_F(CaptureCounters, SamplerWritesAValidFileAndReportsTheIntervals) {
   EXPECT_EQ(rates.period_ns, 1'000'000);
 }
 
-// The machine's PM QoS target: what /dev/cpu_dma_latency reads, in us.
-std::optional<std::int32_t> cpu_wake_latency_target() {
-  std::ifstream in("/dev/cpu_dma_latency", std::ios::binary);
-  std::int32_t value = 0;
-  if (!in.read(reinterpret_cast<char*>(&value), sizeof value)) return std::nullopt;
-  return value;
-}
+using testing::cpu_wake_latency_target;
 
 // True once the target is back to `value`: an xtk-client of a test running
 // beside this one may hold the CPUs polling for a few seconds (its default).
