@@ -29,12 +29,13 @@ constexpr std::int64_t kYieldNs = 30'000;
 // Before a start, no I/O begins this late: about what one small write takes.
 constexpr std::int64_t kLastStretchNs = 10'000;
 constexpr std::int64_t kBatchNs = 50'000;
-// A SCHED_FIFO worker that never sleeps starves the kernel threads bound to
-// its CPU, until the kernel's fair-share server runs them ahead of it for
-// milliseconds. After this long without sleeping the worker pauses briefly
-// (kBreatheNs) while no start is near, so they run a little and often.
-constexpr std::int64_t kBreatheAfterNs = 2'000'000;
-constexpr std::int64_t kBreatheNs = 20'000;
+// A SCHED_FIFO worker that has not slept for this long, behind schedule or
+// moving long flows' bytes with no start near: at SCHED_FIFO it would
+// take its CPU from the kernel's processing of its own packets and from every
+// other thread there (the kernel then runs them ahead of it for milliseconds),
+// and precision is not what it needs then. It runs at normal priority until
+// it next sleeps a whole wait.
+constexpr std::int64_t kBusyNs = 2'000'000;
 
 }  // namespace
 
@@ -272,6 +273,8 @@ void Worker::Impl::cancel_all(bool in_flight) {
 void Worker::Impl::prepare_thread(unsigned index) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake-ups at the asked time, not 50 us later
   if (auto refused = shared.timing->apply_to_worker(index); !refused.empty()) warnings.push_back(std::move(refused));
+  fifo = shared.timing->realtime();
+  last_sleep = monotonic_ns();
 }
 
 // Waits for I/O until `deadline` (absolute): with `spin`, sleeps until --spin
@@ -294,11 +297,9 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
   const bool behind = next_due() <= now || pending > 0;
   std::int64_t wait_ns = deadline - now - (spin ? opt.spin_ns : 0);
   if (wait_ns < 0) wait_ns = 0;
-  if (shared.timing->realtime() && now - last_sleep > kBreatheAfterNs &&
-      deadline - now > kBreatheNs + opt.spin_ns + kYieldNs) {
-    const timespec pause = to_timespec(kBreatheNs);
-    clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, nullptr);
-    last_sleep = monotonic_ns();
+  if (fifo && now - last_sleep > kBusyNs && (behind || deadline - now > opt.spin_ns + kYieldNs)) {
+    shared.timing->set_worker_fifo(false);
+    fifo = false;
   }
   // Idle (its ring empty, no flow waiting), the worker may sleep past a flow
   // the feeder hands over late: the feeder rings the doorbell for one due
@@ -326,7 +327,13 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
     if (due - now_i <= kLastStretchNs && !(behind && now_i - io_from < kYieldNs)) return -1;
     return now_i;
   });
-  if (n == 0 && wait_ns > 0) last_sleep = monotonic_ns();
+  if (n == 0 && wait_ns > 0) {
+    last_sleep = monotonic_ns();
+    if (!fifo && shared.timing->realtime()) {
+      shared.timing->set_worker_fifo(true);  // caught up: its next wake-up is a start's again
+      fifo = true;
+    }
+  }
   self.sleeps_until_.store(0, std::memory_order_relaxed);  // awake: it looks at its ring before the next wait
 }
 

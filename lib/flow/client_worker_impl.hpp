@@ -99,6 +99,7 @@ struct Worker::Impl {
   std::vector<std::uint32_t> short_of;  // destinations that may need connections opened ahead
   std::int64_t last_publish = 0;
   std::int64_t last_sleep = 0;  // when the worker last slept (blocked in a wait)
+  bool fifo = false;            // at SCHED_FIFO now (it gives it up while busy)
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {
     ChannelOptions channel;

@@ -236,6 +236,13 @@ std::string Timing::apply_to_worker(unsigned index) const {
   return fmt::format("worker {}: {}", index, fmt::join(refused, "; "));
 }
 
+void Timing::set_worker_fifo(bool on) const {
+  if (!realtime_) return;
+  sched_param param{};
+  param.sched_priority = on ? kWorkerPriority : 0;
+  pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &param);
+}
+
 std::string Timing::describe() const {
   std::string cpus;
   if (cpus_.empty()) {

@@ -69,6 +69,9 @@ class Timing {
   // Called by worker `index` on its own thread: pins and raises it as
   // decided. Returns a warning when the kernel refused (empty if not).
   std::string apply_to_worker(unsigned index) const;
+  // Worker threads only: SCHED_FIFO (when realtime()) or normal priority,
+  // for a worker that gives SCHED_FIFO up while it is busy (client_worker.cpp).
+  void set_worker_fifo(bool on) const;
 
   bool realtime() const { return realtime_; }
   // The CPUs the workers run on (empty: not pinned).
