@@ -30,12 +30,13 @@ constexpr std::int64_t kYieldNs = 30'000;
 constexpr std::int64_t kLastStretchNs = 10'000;
 constexpr std::int64_t kBatchNs = 50'000;
 // A SCHED_FIFO worker that has not slept for this long, behind schedule or
-// moving long flows' bytes with no start near: at SCHED_FIFO it would
-// take its CPU from the kernel's processing of its own packets and from every
-// other thread there (the kernel then runs them ahead of it for milliseconds),
-// and precision is not what it needs then. It runs at normal priority until
-// it next sleeps a whole wait.
+// moving long flows' bytes with no start within kNearNs: at SCHED_FIFO it
+// would take its CPU from the kernel's processing of its own packets and from
+// every other thread there (the kernel then runs them ahead of it for
+// milliseconds), and precision is not what it needs then. It runs at normal
+// priority until it sleeps a whole wait or a start comes within kNearNs.
 constexpr std::int64_t kBusyNs = 2'000'000;
+constexpr std::int64_t kNearNs = 1'000'000;
 
 }  // namespace
 
@@ -297,9 +298,12 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
   const bool behind = next_due() <= now || pending > 0;
   std::int64_t wait_ns = deadline - now - (spin ? opt.spin_ns : 0);
   if (wait_ns < 0) wait_ns = 0;
-  if (fifo && now - last_sleep > kBusyNs && (behind || deadline - now > opt.spin_ns + kYieldNs)) {
+  if (fifo && now - last_sleep > kBusyNs && (behind || deadline - now > kNearNs)) {
     shared.timing->set_worker_fifo(false);
     fifo = false;
+  } else if (!fifo && shared.timing->realtime() && !behind && deadline - now <= kNearNs) {
+    shared.timing->set_worker_fifo(true);
+    fifo = true;
   }
   // Idle (its ring empty, no flow waiting), the worker may sleep past a flow
   // the feeder hands over late: the feeder rings the doorbell for one due
