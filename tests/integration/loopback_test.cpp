@@ -496,6 +496,13 @@ bool some_thread_is_fifo() {
   return false;
 }
 
+// A schedule of `count` 1000-byte flows to 127.0.0.1, `gap_ns` apart.
+void write_spaced_flows(const std::string& path, int count, std::int64_t gap_ns) {
+  std::ofstream schedule(path);
+  schedule << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n";
+  for (int i = 0; i < count; ++i) schedule << fmt::format("{},{},h0,127.0.0.1,1000\n", i, i * gap_ns);
+}
+
 // Without flags, as root: a SCHED_FIFO worker and idle CPUs polling while the
 // client runs, both released when it ends (issue 19).
 TEST(Loopback, DefaultTimingIsSchedFifoAndPmQosAsRoot) {
@@ -503,11 +510,7 @@ TEST(Loopback, DefaultTimingIsSchedFifoAndPmQosAsRoot) {
   TempDir dir;
   Server server(loopback_server());
   server.start();
-  // Ten small flows over 1.5 s: long enough to look at the threads.
-  std::ofstream schedule(dir.file("s.csv"));
-  schedule << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n";
-  for (int i = 0; i < 10; ++i) schedule << fmt::format("{},{},h0,127.0.0.1,1000\n", i, i * 150'000'000);
-  schedule.close();
+  write_spaced_flows(dir.file("s.csv"), 10, 150'000'000);  // over 1.5 s: long enough to look at the threads
   ASSERT_FALSE(some_thread_is_fifo());
   std::atomic<bool> interrupt{false};
   auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
@@ -538,10 +541,7 @@ TEST(Loopback, ABusyWorkerGivesUpSchedFifo) {
   TempDir dir;
   Server server(loopback_server());
   server.start();
-  std::ofstream schedule(dir.file("s.csv"));
-  schedule << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n";
-  for (int i = 0; i < 100'000; ++i) schedule << fmt::format("{},{},h0,127.0.0.1,1000\n", i, i);
-  schedule.close();
+  write_spaced_flows(dir.file("s.csv"), 100'000, 1);
   std::atomic<bool> interrupt{false};
   auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
   auto client = std::async(std::launch::async, [&] { return run_client(o, interrupt); });
