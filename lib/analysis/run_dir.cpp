@@ -165,6 +165,14 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
     if (const auto* v = f.find(*b, {"bottleneck", "counter"})) {
       info.bottleneck.counter = f.token(*v, {"bottleneck", "counter"});
     }
+    if (const auto* v = f.find(*b, {"bottleneck", "payload_share"})) {
+      info.bottleneck.payload_share = f.number(*v, {"bottleneck", "payload_share"}, true);
+      if (info.bottleneck.payload_share > 1) {
+        f.fail({"bottleneck", "payload_share"},
+               fmt::format("\"bottleneck.payload_share\" is {}: it must be a share of the bytes counted, > 0 and <= 1",
+                           v->dump()));
+      }
+    }
     if (info.bottleneck.source.empty() != info.bottleneck.counter.empty()) {
       f.fail({"bottleneck"}, "\"bottleneck\" needs both \"source\" and \"counter\", or neither");
     }
@@ -266,6 +274,7 @@ json run_json_object(const StepInfo& i) {
   j["link_bps"] = i.link_bps;
   json bottleneck = {{"link_bps", i.bottleneck.link_bps}};
   if (!i.bottleneck.host.empty()) bottleneck["host"] = i.bottleneck.host;
+  if (i.bottleneck.payload_share != 1) bottleneck["payload_share"] = i.bottleneck.payload_share;
   if (!i.bottleneck.source.empty()) {
     bottleneck["source"] = i.bottleneck.source;
     bottleneck["counter"] = i.bottleneck.counter;

@@ -28,6 +28,9 @@ struct Bottleneck {
   std::string host;     // training node whose link is the bottleneck; empty when not given
   std::string source;   // counter source that counts the cross traffic there ("net:eth0")
   std::string counter;  // counter name in that source ("tx_bytes")
+  // Payload bytes per byte that link_bps and the counters count, for
+  // full-size segments: 1 when not given (bytes compared as counted).
+  double payload_share = 1;
 };
 
 // A faster cluster emulated on the testbed (xtk-run's emulate_link): the

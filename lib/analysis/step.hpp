@@ -47,6 +47,15 @@ struct Step {
 
   double capacity_bps() const { return info.bottleneck.link_bps; }
   double available_bps() const { return capacity_bps() - measured_load_bps; }
+  // What the job's payload can use of the available bandwidth: D counts
+  // gradient bytes, the link and its counters count headers too. A load from
+  // flows.csv or the request is payload already.
+  double available_payload_bps() const {
+    const double share = info.bottleneck.payload_share;
+    return load_source == LoadSource::counters || load_source == LoadSource::trace
+               ? share * available_bps()
+               : share * capacity_bps() - measured_load_bps;
+  }
   // Rates and times of the emulated cluster from the testbed's (identity without emulation).
   double emulated_bps(double testbed_bps) const {
     return info.emulation.link_bps > 0 ? testbed_bps * info.emulation.link_bps / capacity_bps() : testbed_bps;

@@ -334,6 +334,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                     {"step", 0},
                     {"load_gbps", 3},
                     {"available_gbps", 3},
+                    {"payload_share", 4},
                     {"mean_us", 1},
                     {"data_per_iter_bytes", 0},
                     {"theory_bytes", 0},
@@ -347,6 +348,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                    {"step"},
                    {"load_gbps", 3},
                    {"available_gbps", 3},
+                   {"available_payload_gbps", 3},
                    {"mean_us", 1},
                    {"ideal_gbps", 3},
                    {"spare_gbps", 3},
@@ -377,17 +379,19 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
     const auto cp = find_congestion_point(x, y, options.congestion);
     if (cp.ok()) {
       const Step& at = *s.steps[cp.nearest];
-      const double data = at.available_bps() / 8 * at.mean_us * 1e-6;
-      const double emulated_data = at.emulated_bps(at.available_bps()) / 8 * at.emulated_us(at.mean_us) * 1e-6;
+      const double data = at.available_payload_bps() / 8 * at.mean_us * 1e-6;
+      const double emulated_data = at.emulated_bps(at.available_payload_bps()) / 8 * at.emulated_us(at.mean_us) * 1e-6;
       congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
                           static_cast<std::uint64_t>(cp.tangent_points), cp.intersection_x,
-                          static_cast<double>(at.info.step), x[cp.nearest], at.available_bps() / kGiga, at.mean_us,
-                          data, d, pct((data - d) / d), at.emulated_bps(at.measured_load_bps) / kGiga,
-                          at.emulated_bps(at.available_bps()) / kGiga, emulated_data, emulated_d});
+                          static_cast<double>(at.info.step), x[cp.nearest], at.available_bps() / kGiga,
+                          at.info.bottleneck.payload_share, at.mean_us, data, d, pct((data - d) / d),
+                          at.emulated_bps(at.measured_load_bps) / kGiga, at.emulated_bps(at.available_bps()) / kGiga,
+                          emulated_data, emulated_d});
     } else {
       congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
-                          static_cast<std::uint64_t>(cp.tangent_points), kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, d, kNaN,
-                          kNaN, kNaN, kNaN, emulated_d});
+                          static_cast<std::uint64_t>(cp.tangent_points), kNaN, kNaN, kNaN, kNaN,
+                          s.steps.front()->info.bottleneck.payload_share, kNaN, kNaN, d, kNaN, kNaN, kNaN, kNaN,
+                          emulated_d});
     }
 
     // The most congested step, and the spare capacity from the congestion point on.
@@ -397,16 +401,17 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
     double spare = 0;
     if (cp.ok()) {
       for (std::size_t i = cp.nearest; i < s.steps.size(); ++i) {
-        spare += s.steps[i]->available_bps() - ideal_bps(*s.steps[i]);
+        spare += s.steps[i]->available_payload_bps() - ideal_bps(*s.steps[i]);
         ++saturated;
       }
     }
-    bandwidth.add_row(
-        {s.model, s.profile, worst.info.step, worst.measured_load_bps / kGiga, worst.available_bps() / kGiga,
-         worst.mean_us, ideal_bps(worst) / kGiga, (worst.available_bps() - ideal_bps(worst)) / kGiga,
-         pct(ideal_bps(worst) / worst.available_bps()), saturated,
-         saturated > 0 ? spare / static_cast<double>(saturated) / kGiga : kNaN,
-         worst.emulated_bps(worst.available_bps()) / kGiga, worst.emulated_bps(ideal_bps(worst)) / kGiga});
+    bandwidth.add_row({s.model, s.profile, worst.info.step, worst.measured_load_bps / kGiga,
+                       worst.available_bps() / kGiga, worst.available_payload_bps() / kGiga, worst.mean_us,
+                       ideal_bps(worst) / kGiga, (worst.available_payload_bps() - ideal_bps(worst)) / kGiga,
+                       pct(ideal_bps(worst) / worst.available_payload_bps()), saturated,
+                       saturated > 0 ? spare / static_cast<double>(saturated) / kGiga : kNaN,
+                       worst.emulated_bps(worst.available_bps()) / kGiga,
+                       worst.emulated_bps(ideal_bps(worst)) / kGiga});
 
     const auto candidates = fit_candidates(x, y, s.capacity_bps / kGiga, options.fit_n);
     const ExpFit* best = nullptr;

@@ -44,6 +44,7 @@ class NetnsExecutor final : public Executor {
   std::string address(std::size_t host) const override { return Testbed::ipv4(host); }
   std::string interface(std::size_t /*host*/) const override { return "eth0"; }
   bool one_machine() const override { return true; }
+  std::optional<double> payload_share() const override { return Testbed::tcp_payload_share(testbed_->spec().mtu); }
   std::unique_ptr<ChildProcess> start(std::size_t host, const std::vector<std::string>& argv,
                                       const std::string& log_path) override {
     return std::make_unique<ChildProcess>(testbed_->in_host(host, argv), log_path);

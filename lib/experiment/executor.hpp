@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ class Executor {
   // Whether every host is one machine (the netns testbed): its ranks then
   // share its GPUs and its fast paths between them (NVLink, shared memory).
   virtual bool one_machine() const { return false; }
+  // TCP payload per byte the bottleneck link and its counters count, where
+  // known (the netns testbed); unset elsewhere: NICs and line rates differ in
+  // what they count (preamble, FCS), so analysis compares bytes as counted.
+  virtual std::optional<double> payload_share() const { return std::nullopt; }
   virtual nlohmann::json describe() const = 0;
 };
 

@@ -243,6 +243,7 @@ class Step {
     // The trace bins name hosts by address: so does table 7's bottleneck mark.
     info.bottleneck.link_bps = c_.link_bps;
     info.bottleneck.host = ex_.address(0);
+    info.bottleneck.payload_share = ex_.payload_share().value_or(1.0);
     for (std::uint32_t r = 0; r < ranks_; ++r) info.iterations.push_back(file(fmt::format("iterations-{}.csv", r)));
     if (cross_traffic()) {
       info.flows = {file("flows.csv")};

@@ -97,6 +97,12 @@ std::pair<std::string, std::string> Testbed::shaped_interface(const Shaping& s) 
   return {host_ns(s.host), "eth0"};
 }
 
+double Testbed::tcp_payload_share(std::uint32_t mtu) {
+  constexpr double kIpv4Tcp = 20 + 32;  // IPv4 header, TCP header with the timestamp option
+  constexpr double kEthernet = 14;      // what skb->len adds to the IP packet on a veth
+  return (mtu - kIpv4Tcp) / (mtu + kEthernet);
+}
+
 std::vector<std::string> Testbed::in_host(std::size_t host, const std::vector<std::string>& argv) const {
   std::vector<std::string> out{"ip", "netns", "exec", host_ns(host)};
   out.insert(out.end(), argv.begin(), argv.end());

@@ -57,6 +57,10 @@ class Testbed {
   static std::string host_name(std::size_t host);
   static std::string ipv4(std::size_t host);  // 10.77.0.(host+1)
   static std::string ipv6(std::size_t host);  // fd77::(host+1)
+  // TCP payload per byte that the testbed's shapers and interface counters
+  // count (Ethernet frames without FCS), for full-size IPv4 segments with
+  // timestamps: (MTU - 52) / (MTU + 14), 0.956 at 1500.
+  static double tcp_payload_share(std::uint32_t mtu);
   // The interface that a shaping rule applies to ("pK" in the switch, "eth0" in hK).
   std::pair<std::string, std::string> shaped_interface(const Shaping& s) const;
 

@@ -68,6 +68,8 @@ TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
   for (const char* f : {"flows.csv", "counters.csv", "schedule.csv"}) EXPECT_TRUE(fs::exists(loaded / f)) << f;
   EXPECT_EQ(run_json(loaded)["bottleneck"]["counter"], "tx_bytes");
   EXPECT_EQ(run_json(loaded)["bottleneck"]["host"], "10.77.0.1");  // as the trace bins name it
+  // 1448 bytes of TCP payload in each 1514-byte frame the shaper counts.
+  EXPECT_NEAR(run_json(loaded)["bottleneck"]["payload_share"].get<double>(), 1448.0 / 1514, 1e-12);
   const auto provenance = run_json(loaded)["provenance"];
   ASSERT_EQ(provenance["hosts"].size(), 3u) << provenance.dump();
   EXPECT_EQ(provenance["hosts"][2]["host"], "h2");

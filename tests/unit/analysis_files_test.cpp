@@ -263,6 +263,7 @@ TEST(AnalysisFiles, RunJson) {
   EXPECT_DOUBLE_EQ(info.bottleneck.link_bps, 2e10);
   EXPECT_EQ(info.bottleneck.host, "node1");
   EXPECT_EQ(info.bottleneck.counter, "tx_bytes");
+  EXPECT_DOUBLE_EQ(info.bottleneck.payload_share, 1.0);  // not given: bytes compared as counted
   ASSERT_EQ(info.iterations.size(), 2u);
   EXPECT_EQ(info.iterations[1], "s/r1.csv");
   EXPECT_EQ(info.flows, std::vector<std::string>{"s/flows.csv"});
@@ -284,7 +285,7 @@ TEST(AnalysisFiles, RunJsonRoundTrip) {
   w.load_bps = 6e8;
   w.start_realtime_ns = 1'764'000'000'123'456'789;
   w.link_bps = 1e9;
-  w.bottleneck = {1e9, "10.77.0.1", "net:eth0", "tx_bytes"};
+  w.bottleneck = {1e9, "10.77.0.1", "net:eth0", "tx_bytes", 0.956};
   w.emulation = {25e9, "both", 0.2, 5};
   w.training_nic = {"h2", "net:eth0", "tx_bytes"};
   w.iterations = {w.dir + "/iterations-0.csv", w.dir + "/iterations-1.csv", w.dir + "/iterations-2.csv"};
@@ -309,6 +310,7 @@ TEST(AnalysisFiles, RunJsonRoundTrip) {
   EXPECT_EQ(r.bottleneck.host, w.bottleneck.host);
   EXPECT_EQ(r.bottleneck.source, w.bottleneck.source);
   EXPECT_EQ(r.bottleneck.counter, w.bottleneck.counter);
+  EXPECT_EQ(r.bottleneck.payload_share, w.bottleneck.payload_share);
   EXPECT_EQ(r.emulation, w.emulation);
   EXPECT_EQ(r.training_nic.host, w.training_nic.host);
   EXPECT_EQ(r.training_nic.source, w.training_nic.source);
@@ -342,6 +344,8 @@ TEST(AnalysisFiles, RunJsonErrorsNameFileAndLine) {
             "s/run.json:6: profile \"none\" (no cross traffic) needs load_bps 0");
   EXPECT_EQ(run_json_error(replace(kRunJson, "\"counter\": \"tx_bytes\", ", "")),
             "s/run.json:8: \"bottleneck\" needs both \"source\" and \"counter\", or neither");
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"link_bps\": 2e10", "\"link_bps\": 2e10, \"payload_share\": 1.2")),
+            "s/run.json:8: \"bottleneck.payload_share\" is 1.2: it must be a share of the bytes counted, > 0 and <= 1");
   EXPECT_EQ(run_json_error(replace(kRunJson, "\"flows.csv\"", "7")),
             "s/run.json:9: \"files.flows\" is 7: it must be a file name");
   EXPECT_EQ(run_json_error(replace(kRunJson, "\"r0.csv\", \"r1.csv\"", "")),

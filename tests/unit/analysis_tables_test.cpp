@@ -345,4 +345,40 @@ TEST(AnalysisTables, EmulatedClusterUnitsBesideTheTestbeds) {
   fs::remove_all(dir);
 }
 
+// The testbed's link and counters count headers; D counts gradient bytes.
+// With 80 % of each counted byte payload, the crafted congestion point's
+// 5 Gbit/s left for 8 ms carry 4e6 payload bytes: D exactly.
+TEST(AnalysisTables, DataPerIterationCountsPayloadOnly) {
+  const fs::path dir = fs::temp_directory_path() / ("xtk_analysis_payload_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& entry : fs::directory_iterator(kExperiment)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("toy-", 0) != 0) continue;
+    fs::copy(entry.path(), dir / name, fs::copy_options::recursive);
+    std::string text = slurp(dir / name / "run.json");
+    text.replace(text.find(R"("bottleneck": {)"), 15, R"("bottleneck": {"payload_share": 0.8,)");
+    std::ofstream(dir / name / "run.json") << text;
+  }
+  const auto e = load_experiment(dir.string(), {});
+  const auto tables = make_tables(e, {});
+  const auto cp = table(tables, "congestion_point").table.to_json();
+  EXPECT_DOUBLE_EQ(cp[1]["payload_share"].get<double>(), 0.8);
+  EXPECT_NEAR(cp[1]["available_gbps"].get<double>(), 5.0, 1e-9);  // the link's units, as table 1
+  EXPECT_NEAR(cp[1]["data_per_iter_bytes"].get<double>(), 4e6, 1e-3);
+  EXPECT_NEAR(cp[1]["diff_pct"].get<double>(), 0.0, 1e-9);
+  // Step 9: 1 Gbit/s left on the link, 0.8 of it payload, all of it used.
+  const auto bw = table(tables, "bandwidth").table.to_json();
+  EXPECT_NEAR(bw[1]["available_payload_gbps"].get<double>(), 0.8, 1e-9);
+  EXPECT_NEAR(bw[1]["spare_gbps"].get<double>(), 0.0, 1e-9);
+  EXPECT_NEAR(bw[1]["utilisation_pct"].get<double>(), 100.0, 1e-9);
+  // A load from flows.csv is payload already: the payload capacity less it.
+  for (const auto& st : e.steps) {
+    if (st.load_source == LoadSource::flows) {
+      EXPECT_NEAR(st.available_payload_bps(), 0.8 * 10e9 - st.measured_load_bps, 1e-3) << st.info.dir;
+    }
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace xtk::analysis
