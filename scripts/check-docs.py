@@ -30,7 +30,7 @@ PLACEHOLDER = re.compile(r"[<>{}*]|NAME|\.\.\.")
 def markdown_files():
     for path in sorted(ROOT.rglob("*.md")):
         rel = path.relative_to(ROOT)
-        if rel.parts[0] in ("build", ".git", ".cache") or "node_modules" in rel.parts:
+        if rel.parts[0] in ("build", ".git", ".cache", "peers") or "node_modules" in rel.parts:
             continue
         yield path
 

@@ -165,6 +165,28 @@ std::vector<Series> make_series(const Experiment& e) {
   return all;
 }
 
+// A series' mean iteration time at measured load `load_bps` (within its
+// range): ln(mean) linear between the two steps around it, as the time rises
+// exponentially there.
+struct AtLoad {
+  const Step* below = nullptr;
+  const Step* above = nullptr;
+  double mean_us = 0;
+};
+
+AtLoad at_load(const Series& s, double load_bps) {
+  std::size_t i = 1;
+  while (i + 1 < s.steps.size() && s.steps[i]->measured_load_bps < load_bps) ++i;
+  AtLoad at{s.steps[i - 1], s.steps[i], s.steps[i]->mean_us};
+  const double x0 = at.below->measured_load_bps, x1 = at.above->measured_load_bps;
+  if (x1 > x0 && load_bps < x1) {
+    const double f = (load_bps - x0) / (x1 - x0);
+    at.mean_us =
+        std::exp(std::log(at.below->mean_us) + f * (std::log(at.above->mean_us) - std::log(at.below->mean_us)));
+  }
+  return at;
+}
+
 // A model's steps at its lowest requested load (normally 0), pooled.
 struct Baseline {
   double requested_bps = 0;  // the lowest requested load
@@ -315,8 +337,8 @@ Experiment load_experiment(const std::string& dir, const TablesOptions& options)
 }
 
 std::vector<std::string> table_names() {
-  return {"iteration_time", "theory",        "congestion_point", "bandwidth",
-          "fits",           "iteration_cdf", "light_heavy",      "node_bandwidth"};
+  return {"iteration_time", "theory",      "congestion_point", "bandwidth",     "fits",
+          "iteration_cdf",  "light_heavy", "equal_load",       "node_bandwidth"};
 }
 
 std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& options) {
@@ -475,6 +497,31 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
     }
   }
   tables.push_back({"light_heavy", "6b. Light vs heavy cross traffic across profiles", std::move(levels)});
+
+  Table equal({{"model"},
+               {"load_gbps", 3},
+               {"emulated_load_gbps", 3},
+               {"profile"},
+               {"between_steps"},
+               {"mean_us", 1},
+               {"mean_slowdown", 3}});
+  for (const auto& [name, model] : e.models) {
+    const Baseline base = baseline(e, name);
+    // The heaviest load every profile reached: requested loads are not what got through.
+    double load = std::numeric_limits<double>::infinity();
+    for (const auto& s : series) {
+      if (s.model == name) load = std::min(load, s.steps.back()->measured_load_bps);
+    }
+    for (const auto& s : series) {
+      if (s.model != name || !(load > 0) || s.steps.size() < 2) continue;
+      const auto at = at_load(s, load);
+      const Step& reference = *s.steps.back();
+      equal.add_row({name, load / kGiga, reference.emulated_bps(load) / kGiga, s.profile,
+                     fmt::format("{}-{}", at.below->info.step, at.above->info.step), at.mean_us,
+                     at.mean_us / base.mean_us});
+    }
+  }
+  tables.push_back({"equal_load", "6c. Profiles compared at the heaviest load all of them reached", std::move(equal)});
 
   Table nodes({{"model"},
                {"profile"},

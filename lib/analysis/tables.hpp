@@ -6,7 +6,8 @@
 //   3 congestion_point   per model and profile: two-line method, data per iteration vs theory
 //   4 bandwidth          per model and profile: ideal vs available bandwidth, spare capacity
 //   5 fits               per model and profile: t = A exp(B / (C - BW)^n)
-//   6 iteration_cdf      per step: CDF points;  light_heavy: ~30 % vs ~80 % across profiles
+//   6 iteration_cdf      per step: CDF points;  light_heavy: ~30 % vs ~80 % across profiles;
+//                        equal_load: the profiles at the heaviest load all of them reached
 //   7 node_bandwidth     per step with trace bins: each training node's bandwidth
 #pragma once
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/collective.hpp"
 #include "collective/dtype.hpp"
 #include "collective/train_engine.hpp"
 
@@ -29,10 +30,13 @@ struct DeviceInfo {
   static DeviceInfo from_json(const nlohmann::json& j);
 };
 
-struct AllReduceCall {
+// One collective as the sweep runs it.
+struct CollectiveCall {
+  const Collective* collective = nullptr;
   DataType type = DataType::float32;
   ReduceOp op = ReduceOp::sum;
-  std::size_t count = 0;
+  std::size_t count = 0;  // elements of the sweep's size (Collective::counts)
+  std::uint32_t root = 0;
   bool in_place = false;
 };
 
@@ -50,14 +54,16 @@ class Backend {
 
   // Send and receive buffers of `bytes` for each local rank.
   virtual void allocate(std::size_t bytes) = 0;
-  // Host data into local rank `local`'s input: its send buffer, or its receive buffer when in place.
-  virtual void write_input(std::size_t local, const void* data, std::size_t bytes, bool in_place) = 0;
-  virtual void read_output(std::size_t local, void* data, std::size_t bytes) = 0;
-  // `iterations` all-reduces back to back, waited for. With `rotate`, iteration
+  // Host data into local rank `local`'s send or receive buffer at `offset` bytes.
+  virtual void write(std::size_t local, bool to_recv, std::size_t offset, const void* data, std::size_t bytes) = 0;
+  // Fills local rank `local`'s receive buffer with `byte`, so a result not written stays wrong.
+  virtual void poison(std::size_t local, unsigned char byte) = 0;
+  virtual void read(std::size_t local, std::size_t offset, void* data, std::size_t bytes) = 0;
+  // `iterations` collectives back to back, waited for. With `rotate`, iteration
   // k uses the k-th slice of the allocation (as nccl-tests does) so small sizes
   // are not served from cache. Throws CollectiveError when they do not finish
-  // within the job's timeout.
-  virtual TimedRun run(const AllReduceCall& call, int iterations, bool rotate) = 0;
+  // within the job's timeout, UsageError for a collective the backend lacks.
+  virtual TimedRun run(const CollectiveCall& call, int iterations, bool rotate) = 0;
 
   virtual std::unique_ptr<TrainEngine> train_engine(const TrainPlan& plan) = 0;
 };

@@ -3,20 +3,20 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <gloo/allreduce.h>
 #include <gloo/config.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
+#include "collective/gloo_call.hpp"
 #include "collective/gloo_reduce.hpp"
 #include "collective/gloo_store.hpp"
 #include "collective/host_train.hpp"
 #include "collective/job.hpp"
 #include "core/clock.hpp"
-#include "core/units.hpp"
 
 namespace xtk::collective {
 namespace {
@@ -81,25 +81,40 @@ class GlooBackend : public Backend {
     recv_.assign(bytes, 0);
   }
 
-  void write_input(std::size_t /*local*/, const void* data, std::size_t bytes, bool in_place) override {
-    std::memcpy(in_place ? recv_.data() : send_.data(), data, bytes);
+  void write(std::size_t /*local*/, bool to_recv, std::size_t offset, const void* data, std::size_t bytes) override {
+    std::memcpy((to_recv ? recv_ : send_).data() + offset, data, bytes);
   }
 
-  void read_output(std::size_t /*local*/, void* data, std::size_t bytes) override {
-    std::memcpy(data, recv_.data(), bytes);
+  void poison(std::size_t /*local*/, unsigned char byte) override { std::fill(recv_.begin(), recv_.end(), byte); }
+
+  void read(std::size_t /*local*/, std::size_t offset, void* data, std::size_t bytes) override {
+    std::memcpy(data, recv_.data() + offset, bytes);
   }
 
-  TimedRun run(const AllReduceCall& call, int iterations, bool rotate) override {
-    const std::size_t bytes = call.count * data_type_size(call.type);
-    const std::size_t slices = rotate && bytes > 0 ? std::max<std::size_t>(1, recv_.size() / bytes) : 1;
-    const auto reduce = gloo_reduce_function(call.type, call.op);
+  TimedRun run(const CollectiveCall& call, int iterations, bool rotate) override {
+    const Collective& collective = *call.collective;
+    const std::size_t element = data_type_size(call.type);
+    const auto rank = static_cast<std::size_t>(job_.world().rank);
+    GlooCall c = gloo_call(call.type);
+    c.counts = collective.counts(call.count, job_.nranks(), element);
+    c.in_place = call.in_place;
+    c.root = static_cast<int>(call.root);
+    const ReduceFn reduce = collective.reduces() ? gloo_reduce_function(call.type, call.op) : ReduceFn{};
+    c.reduce = &reduce;
+    const std::size_t span = c.counts.span() * element;
+    const std::size_t slices = rotate && span > 0 ? std::max<std::size_t>(1, recv_.size() / span) : 1;
     TimedRun result;
     result.iteration_seconds.reserve(static_cast<std::size_t>(iterations));
     const std::int64_t start = monotonic_ns();
     for (int k = 0; k < iterations; ++k) {
-      const std::size_t offset = bytes * (static_cast<std::size_t>(k) % slices);
+      const std::size_t offset = span * (static_cast<std::size_t>(k) % slices);
+      char* base = recv_.data() + offset;
+      c.send = call.in_place ? base + c.counts.send_in_place * rank * element : send_.data() + offset;
+      c.recv = call.in_place ? base + c.counts.recv_in_place * rank * element : base;
+      c.tag = tag_++;
+      job_.progress().advance();
       const std::int64_t t0 = monotonic_ns();
-      all_reduce(call.in_place ? nullptr : send_.data() + offset, recv_.data() + offset, call.count, call.type, reduce);
+      collective.gloo(c);
       result.iteration_seconds.push_back(static_cast<double>(monotonic_ns() - t0) / 1e9);
     }
     result.wall_seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
@@ -107,49 +122,33 @@ class GlooBackend : public Backend {
   }
 
   std::unique_ptr<TrainEngine> train_engine(const TrainPlan& plan) override {
-    return std::make_unique<HostTrainEngine>(
-        plan, options_.compute, job_.timeout_ns(), [this](void* data, std::size_t count, DataType type) {
-          all_reduce(nullptr, static_cast<char*>(data), count, type, gloo_reduce_function(type, ReduceOp::sum));
-        });
+    return std::make_unique<HostTrainEngine>(plan, options_.compute, job_.timeout_ns(),
+                                             [this](void* data, std::size_t count, DataType type) {
+                                               const ReduceFn reduce = gloo_reduce_function(type, ReduceOp::sum);
+                                               GlooCall c = gloo_call(type);
+                                               c.counts = {.send = count, .recv = count, .param = count};
+                                               c.send = data;
+                                               c.recv = data;
+                                               c.in_place = true;
+                                               c.reduce = &reduce;
+                                               c.tag = tag_++;
+                                               job_.progress().advance();
+                                               find_collective("all-reduce").gloo(c);
+                                             });
   }
 
  private:
-  // One all-reduce: in place when `input` is null. Gloo's errors (a peer's
-  // connection lost, its timeout) become CollectiveError.
-  void all_reduce(const char* input, char* output, std::size_t count, DataType type, const ReduceFn& reduce) {
-    job_.progress().advance();
-    gloo::AllreduceOptions opts(context_);
-    opts.setAlgorithm(algorithm_);
-    opts.setTimeout(std::chrono::milliseconds(job_.timeout_ns() / 1'000'000));
-    opts.setTag(tag_++);
-    opts.setReduceFunction(reduce);
-    const std::size_t element = data_type_size(type);
-    // Gloo only needs the element size; any type of that size carries the bytes.
-    const auto bind = [&](auto* typed_output, const auto* typed_input) {
-      using T = std::remove_cv_t<std::remove_pointer_t<decltype(typed_output)>>;
-      if (typed_input != nullptr) opts.setInput(const_cast<T*>(typed_input), count);  // Gloo does not write it
-      opts.setOutput(typed_output, count);
-    };
-    switch (element) {
-      case 1:
-        bind(reinterpret_cast<std::uint8_t*>(output), reinterpret_cast<const std::uint8_t*>(input));
-        break;
-      case 2:
-        bind(reinterpret_cast<std::uint16_t*>(output), reinterpret_cast<const std::uint16_t*>(input));
-        break;
-      case 4:
-        bind(reinterpret_cast<std::uint32_t*>(output), reinterpret_cast<const std::uint32_t*>(input));
-        break;
-      default:
-        bind(reinterpret_cast<std::uint64_t*>(output), reinterpret_cast<const std::uint64_t*>(input));
-        break;
-    }
-    try {
-      gloo::allreduce(opts);
-    } catch (const std::exception& e) {
-      throw CollectiveError(fmt::format("Gloo all-reduce of {} failed: {}",
-                                        format_bytes(static_cast<double>(count * element)), e.what()));
-    }
+  // What every call on this rank shares.
+  GlooCall gloo_call(DataType type) {
+    GlooCall c;
+    c.element = data_type_size(type);
+    c.rank = static_cast<int>(job_.world().rank);
+    c.nranks = static_cast<int>(job_.nranks());
+    c.context = context_;
+    c.timeout = std::chrono::milliseconds(job_.timeout_ns() / 1'000'000);
+    c.all_reduce_algorithm = algorithm_;
+    c.scratch = &scratch_;
+    return c;
   }
 
   Job& job_;
@@ -158,7 +157,7 @@ class GlooBackend : public Backend {
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::string address_;
-  std::vector<char> send_, recv_;
+  std::vector<char> send_, recv_, scratch_;
   std::uint32_t tag_ = 0;
 };
 

@@ -82,26 +82,42 @@ class NcclBackend : public Backend {
     }
   }
 
-  void write_input(std::size_t local, const void* data, std::size_t bytes, bool in_place) override {
+  void write(std::size_t local, bool to_recv, std::size_t offset, const void* data, std::size_t bytes) override {
     check_cuda(cudaSetDevice(context_.devices[local]), "cudaSetDevice");
-    // On the NCCL stream, so the next all-reduce is ordered after the copy (a plain
+    // On the NCCL stream, so the next collective is ordered after the copy (a plain
     // cudaMemcpy from pageable memory may return before its DMA is done).
-    check_cuda(cudaMemcpyAsync(in_place ? recv_[local] : send_[local], data, bytes, cudaMemcpyHostToDevice,
+    check_cuda(cudaMemcpyAsync((to_recv ? recv_ : send_)[local] + offset, data, bytes, cudaMemcpyHostToDevice,
                                context_.streams[local]),
                "cudaMemcpyAsync (input)");
   }
 
-  void read_output(std::size_t local, void* data, std::size_t bytes) override {
+  void poison(std::size_t local, unsigned char byte) override {
     check_cuda(cudaSetDevice(context_.devices[local]), "cudaSetDevice");
-    check_cuda(cudaMemcpyAsync(data, recv_[local], bytes, cudaMemcpyDeviceToHost, context_.streams[local]),
+    check_cuda(cudaMemsetAsync(recv_[local], byte, capacity_, context_.streams[local]), "cudaMemsetAsync");
+  }
+
+  void read(std::size_t local, std::size_t offset, void* data, std::size_t bytes) override {
+    check_cuda(cudaSetDevice(context_.devices[local]), "cudaSetDevice");
+    check_cuda(cudaMemcpyAsync(data, recv_[local] + offset, bytes, cudaMemcpyDeviceToHost, context_.streams[local]),
                "cudaMemcpyAsync (output)");
     check_cuda(cudaStreamSynchronize(context_.streams[local]), "cudaStreamSynchronize");
   }
 
-  TimedRun run(const AllReduceCall& call, int iterations, bool rotate) override {
-    const std::size_t bytes = call.count * data_type_size(call.type);
-    const std::size_t slices = rotate && bytes > 0 ? std::max<std::size_t>(1, capacity_ / bytes) : 1;
+  TimedRun run(const CollectiveCall& call, int iterations, bool rotate) override {
+    const Collective& collective = *call.collective;
+    const std::size_t element = data_type_size(call.type);
+    const std::uint32_t nranks = context_.job.nranks();
+    const Counts counts = collective.counts(call.count, nranks, element);
+    const std::size_t span = counts.span() * element;
+    const std::size_t slices = rotate && span > 0 ? std::max<std::size_t>(1, capacity_ / span) : 1;
     const std::size_t gpus = context_.devices.size();
+    NcclCall c;
+    c.count = counts.param;
+    c.element = element;
+    c.type = nccl_type(call.type);
+    c.op = nccl_op(call.op);
+    c.root = static_cast<int>(call.root);
+    c.nranks = static_cast<int>(nranks);
     // Events between the iterations time each one without a host sync.
     std::vector<std::vector<cudaEvent_t>> events(gpus, std::vector<cudaEvent_t>(iterations + 1));
     for (std::size_t i = 0; i < gpus; ++i) {
@@ -115,21 +131,24 @@ class NcclBackend : public Backend {
     }
     for (int k = 0; k < iterations; ++k) {
       context_.job.progress().advance();
-      const std::size_t offset = bytes * (static_cast<std::size_t>(k) % slices);
+      const std::size_t offset = span * (static_cast<std::size_t>(k) % slices);
       if (gpus > 1) check_nccl(ncclGroupStart(), "ncclGroupStart");
       for (std::size_t i = 0; i < gpus; ++i) {
-        char* out = recv_[i] + offset;
-        const char* in = call.in_place ? out : send_[i] + offset;
-        check_nccl(ncclAllReduce(in, out, call.count, nccl_type(call.type), nccl_op(call.op), context_.comms[i],
-                                 context_.streams[i]),
-                   "ncclAllReduce");
+        const std::size_t rank = context_.job.first_rank() + i;
+        char* base = recv_[i] + offset;
+        c.send = call.in_place ? base + counts.send_in_place * rank * element : send_[i] + offset;
+        c.recv = call.in_place ? base + counts.recv_in_place * rank * element : base;
+        c.rank = static_cast<int>(rank);
+        c.comm = context_.comms[i];
+        c.stream = context_.streams[i];
+        collective.nccl(c);
       }
-      if (gpus > 1) check_nccl(ncclGroupEnd(), "ncclAllReduce (group)");
+      if (gpus > 1) check_nccl(ncclGroupEnd(), "ncclGroupEnd (one collective on every local GPU)");
       for (std::size_t i = 0; i < gpus; ++i) {
         check_cuda(cudaEventRecord(events[i][static_cast<std::size_t>(k) + 1], context_.streams[i]), "cudaEventRecord");
       }
     }
-    context_.wait(context_.streams, fmt::format("all-reduce of {} B", bytes), events[0]);
+    context_.wait(context_.streams, fmt::format("{} of {} B", collective.name(), span), events[0]);
     result.wall_seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
     result.iteration_seconds.assign(static_cast<std::size_t>(iterations), 0.0);
     for (std::size_t i = 0; i < gpus; ++i) {

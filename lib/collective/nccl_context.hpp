@@ -9,6 +9,7 @@
 #include <nccl.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +29,19 @@ ncclDataType_t nccl_type(DataType type);
 ncclRedOp_t nccl_op(ReduceOp op);
 // GPUs this process can see (0 when CUDA finds no driver or device).
 int visible_gpus();
+
+// One collective on one GPU (collective.hpp): buffers at their offsets,
+// `count` as the library call takes it.
+struct NcclCall {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t count = 0, element = 4;  // element: bytes of `type`
+  ncclDataType_t type = ncclFloat32;
+  ncclRedOp_t op = ncclSum;
+  int root = 0, rank = 0, nranks = 1;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
 
 struct NcclContext {
   NcclContext(Job& job);  // creates the communicators (every rank must call it)

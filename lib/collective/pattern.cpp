@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <type_traits>
 
 namespace xtk::collective {
@@ -122,6 +123,26 @@ void store_from_double(DataType type, void* out, std::size_t i, double v) {
   }
 }
 
+// body(begin, end) over [0, count) in slices on every core, for the
+// gigabyte buffers of a sweep; the sum of what the slices return.
+template <typename Body>
+std::uint64_t in_parallel(std::size_t count, Body body) {
+  constexpr std::size_t kSerial = 1 << 20;  // below this a thread costs more than it saves
+  const std::size_t threads =
+      count < kSerial ? 1 : std::min<std::size_t>(std::max(1U, std::thread::hardware_concurrency()), count / kSerial);
+  if (threads <= 1) return body(0, count);
+  std::vector<std::uint64_t> sums(threads, 0);
+  std::vector<std::thread> workers;
+  workers.reserve(threads);
+  for (std::size_t t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] { sums[t] = body(count * t / threads, count * (t + 1) / threads); });
+  }
+  for (auto& w : workers) w.join();
+  std::uint64_t total = 0;
+  for (const auto v : sums) total += v;
+  return total;
+}
+
 double unit_roundoff(DataType type) {
   switch (type) {
     case DataType::float16:
@@ -219,26 +240,43 @@ double DataPattern::input(std::uint32_t rank, std::size_t i) const {
 }
 
 void DataPattern::fill(std::uint32_t rank, std::size_t count, void* out) const {
-  for (std::size_t i = 0; i < count; ++i) store_from_double(type_, out, i, input(rank, i));
+  in_parallel(count, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) store_from_double(type_, out, i, input(rank, i));
+    return std::uint64_t{0};
+  });
 }
 
 double DataPattern::expected(std::size_t i) const { return expected_[residue(i)]; }
 
-std::uint64_t DataPattern::count_wrong(std::size_t count, const void* data) const {
-  std::uint64_t wrong = 0;
+template <typename Want>
+std::uint64_t DataPattern::count_wrong(std::size_t count, const void* data, Want want) const {
   const bool floating = is_floating(type_);
-  for (std::size_t i = 0; i < count; ++i) {
-    const double want = expected_[residue(i)];
-    const double got = load_as_double(type_, data, i);
-    if (floating) {
-      if (std::isinf(want) ? got != want : !(std::fabs(got - want) <= tolerance_ * std::max(1.0, std::fabs(want)))) {
+  return in_parallel(count, [&](std::size_t begin, std::size_t end) {
+    std::uint64_t wrong = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const double expected = want(i);
+      const double got = load_as_double(type_, data, i);
+      if (floating) {
+        if (std::isinf(expected) ? got != expected
+                                 : !(std::fabs(got - expected) <= tolerance_ * std::max(1.0, std::fabs(expected)))) {
+          ++wrong;
+        }
+      } else if (got != expected) {
         ++wrong;
       }
-    } else if (got != want) {
-      ++wrong;
     }
-  }
-  return wrong;
+    return wrong;
+  });
+}
+
+std::uint64_t DataPattern::count_wrong_reduced(std::size_t first, std::size_t count, const void* data) const {
+  return count_wrong(count, data, [&](std::size_t i) { return expected_[residue(first + i)]; });
+}
+
+std::uint64_t DataPattern::count_wrong_input(std::uint32_t rank, std::size_t first, std::size_t count,
+                                             const void* data) const {
+  // The inputs are small integers: every type holds them exactly.
+  return count_wrong(count, data, [&](std::size_t i) { return input(rank, first + i); });
 }
 
 }  // namespace xtk::collective

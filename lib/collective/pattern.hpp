@@ -1,6 +1,7 @@
-// Data check of an all-reduce, as nccl-tests does it: every rank fills its
+// Data check of a collective, as nccl-tests does it: every rank fills its
 // input from a formula, and every output element is compared with the
-// reduction of all ranks' inputs.
+// reduction of all ranks' inputs (all-reduce, reduce-scatter, reduce) or with
+// one rank's input (all-gather, broadcast, all-to-all, send-recv).
 //
 // Element i of rank r is g((h(i) + s·r) mod M): h mixes the index so a
 // misplaced chunk is caught, and g gives small integers whose sums, products,
@@ -24,12 +25,18 @@ class DataPattern {
   // Rank `rank`'s input: `count` elements written to `out`.
   void fill(std::uint32_t rank, std::size_t count, void* out) const;
   // How many of `count` elements at `data` are not the all-reduce result.
-  std::uint64_t count_wrong(std::size_t count, const void* data) const;
+  std::uint64_t count_wrong(std::size_t count, const void* data) const { return count_wrong_reduced(0, count, data); }
+  // ... not the reduction of elements first, first + 1, ... of every rank's input.
+  std::uint64_t count_wrong_reduced(std::size_t first, std::size_t count, const void* data) const;
+  // ... not elements first, first + 1, ... of rank `rank`'s input.
+  std::uint64_t count_wrong_input(std::uint32_t rank, std::size_t first, std::size_t count, const void* data) const;
   // The expected result of element i, as a double (for messages and tests).
   double expected(std::size_t i) const;
 
  private:
   std::uint32_t residue(std::size_t i) const;  // h(i) mod M
+  template <typename Want>
+  std::uint64_t count_wrong(std::size_t count, const void* data, Want want) const;
   double input(std::uint32_t rank, std::size_t i) const;
   DataType type_;
   ReduceOp op_;

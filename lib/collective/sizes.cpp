@@ -36,8 +36,4 @@ double algbw_gbyte_s(std::uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / 1e9 / seconds : 0.0;
 }
 
-double busbw_gbyte_s(std::uint64_t bytes, double seconds, std::uint64_t nranks) {
-  return algbw_gbyte_s(bytes, seconds) * all_reduce_bus_factor(nranks);
-}
-
 }  // namespace xtk::collective

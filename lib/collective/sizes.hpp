@@ -4,10 +4,9 @@
 // (-b 32M = 33554432 B, bucket 25M = 26214400 B); explicit units keep xtk's
 // meaning (32MB = 32000000 B, 32MiB = 33554432 B).
 //
-// Bandwidths: algbw = size / time; busbw = algbw x 2(n-1)/n for all-reduce,
-// the rate at which each rank's link moves bytes in a ring (each rank sends
-// and receives 2(n-1)/n x size), so it compares across rank counts and
-// against the link rate. Both in GB/s (1e9 bytes/s) as nccl-tests prints them.
+// Bandwidths: algbw = bytes / time, in GB/s (1e9 bytes/s) as nccl-tests
+// prints it; each collective's busbw factor is in its own file
+// (lib/collective/collectives/).
 #pragma once
 
 #include <cstddef>
@@ -26,6 +25,5 @@ std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t ma
 // 2(n-1)/n: the share of the data each rank sends (and receives) in an all-reduce.
 double all_reduce_bus_factor(std::uint64_t nranks);
 double algbw_gbyte_s(std::uint64_t bytes, double seconds);  // GB/s
-double busbw_gbyte_s(std::uint64_t bytes, double seconds, std::uint64_t nranks);
 
 }  // namespace xtk::collective

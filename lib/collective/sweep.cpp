@@ -18,24 +18,35 @@ struct Local {
   std::uint64_t wrong = 0;
 };
 
+// A result a collective did not write stays wrong: no pattern value is 0x7F bytes.
+constexpr unsigned char kPoison = 0x7F;
+
 Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place) {
-  const std::size_t bytes = count * data_type_size(o.type);
-  const AllReduceCall call{o.type, o.op, count, in_place};
+  const Collective& collective = *o.collective;
+  const std::size_t element = data_type_size(o.type);
+  const Counts counts = collective.counts(count, job.nranks(), element);
+  const CollectiveCall call{&collective, o.type, o.op, count, o.root, in_place};
   const std::size_t locals = backend.local_devices().size();
-  job.progress().set_where(fmt::format("in the sweep at {} {}", format_bytes(static_cast<double>(bytes)),
+  job.progress().set_where(fmt::format("in the {} sweep at {} {}", collective.name(),
+                                       format_bytes(static_cast<double>(counts.span() * element)),
                                        in_place ? "in place" : "out of place"));
   Local local;
   if (o.check) {
-    const DataPattern pattern(o.type, o.op, job.nranks());
-    std::vector<char> host(bytes);
+    // Collectives that only move data check it with any operation's pattern.
+    const DataPattern pattern(o.type, collective.reduces() ? o.op : ReduceOp::sum, job.nranks());
+    std::vector<char> host(counts.span() * element);
     for (std::size_t i = 0; i < locals; ++i) {
-      pattern.fill(job.first_rank() + static_cast<std::uint32_t>(i), count, host.data());
-      backend.write_input(i, host.data(), bytes, in_place);
+      const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
+      backend.poison(i, kPoison);
+      pattern.fill(rank, counts.send, host.data());
+      backend.write(i, in_place, in_place ? counts.send_in_place * rank * element : 0, host.data(),
+                    counts.send * element);
     }
     backend.run(call, 1, false);
     for (std::size_t i = 0; i < locals; ++i) {
-      backend.read_output(i, host.data(), bytes);
-      local.wrong += pattern.count_wrong(count, host.data());
+      const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
+      backend.read(i, in_place ? counts.recv_in_place * rank * element : 0, host.data(), counts.recv * element);
+      local.wrong += count_wrong_output(collective, pattern, counts, rank, job.nranks(), o.root, host.data(), element);
     }
   }
   job.barrier("the barrier before a timed run");
@@ -50,7 +61,9 @@ Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t cou
   return local;
 }
 
-SweepResult combine(const SweepOptions& o, const std::vector<Local>& all, std::uint64_t bytes, std::uint32_t nranks) {
+// algbw from `algbw_bytes` (Collective::algbw_elements x element size) and busbw = algbw x `bus_factor`.
+SweepResult combine(const SweepOptions& o, const std::vector<Local>& all, std::uint64_t algbw_bytes,
+                    double bus_factor) {
   SweepResult r;
   double seconds = all.front().seconds_per_iteration;
   if (o.rank_time != RankTime::rank0) {
@@ -65,8 +78,8 @@ SweepResult combine(const SweepOptions& o, const std::vector<Local>& all, std::u
                                              : high;
   }
   r.time_us = seconds * 1e6;
-  r.algbw_gbyte_s = algbw_gbyte_s(bytes, seconds);
-  r.busbw_gbyte_s = busbw_gbyte_s(bytes, seconds, nranks);
+  r.algbw_gbyte_s = algbw_gbyte_s(algbw_bytes, seconds);
+  r.busbw_gbyte_s = r.algbw_gbyte_s * bus_factor;
   std::vector<double> slowest(all.front().iteration_seconds.size(), 0.0);
   for (const auto& l : all) {
     r.wrong += l.wrong;
@@ -90,14 +103,22 @@ Local decode(const std::string& text) {
 }  // namespace
 
 nlohmann::json SweepOptions::to_json() const {
-  return {{"min_bytes", min_bytes},   {"max_bytes", max_bytes},
-          {"step_factor", factor},    {"step_bytes", step_bytes},
-          {"iterations", iterations}, {"warmup_iterations", warmup},
-          {"check", check},           {"datatype", data_type_name(type)},
-          {"op", reduce_op_name(op)}, {"average", static_cast<int>(rank_time)}};
+  return {{"collective", collective->name()},
+          {"min_bytes", min_bytes},
+          {"max_bytes", max_bytes},
+          {"step_factor", factor},
+          {"step_bytes", step_bytes},
+          {"iterations", iterations},
+          {"warmup_iterations", warmup},
+          {"check", check},
+          {"datatype", data_type_name(type)},
+          {"op", collective->reduces() ? reduce_op_name(op) : "none"},
+          {"root", collective->rooted() ? static_cast<int>(root) : -1},
+          {"average", static_cast<int>(rank_time)}};
 }
 
 void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::function<void(const SweepRow&)>& on_row) {
+  const Collective& collective = *o.collective;
   const std::size_t element = data_type_size(o.type);
   const auto sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.factor, o.step_bytes, element);
   if (sizes.empty()) throw UsageError(fmt::format("-b/-e: no size holds a whole {} element", data_type_name(o.type)));
@@ -105,20 +126,25 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
   job.progress().set_where("warming up");
   job.barrier("the barrier before warm-up");
   for (const auto bytes : {sizes.back(), sizes.front()}) {
-    if (o.warmup > 0) backend.run(AllReduceCall{o.type, o.op, bytes / element, false}, o.warmup, false);
+    if (o.warmup > 0) {
+      backend.run(CollectiveCall{&collective, o.type, o.op, bytes / element, o.root, false}, o.warmup, false);
+    }
   }
   for (const auto bytes : sizes) {
+    const Counts counts = collective.counts(bytes / element, job.nranks(), element);
+    if (counts.param == 0) continue;  // below 16 bytes a rank: nothing to move
     SweepRow row;
-    row.bytes = bytes;
-    row.count = bytes / element;
+    row.bytes = counts.span() * element;
+    row.count = counts.param;
+    const std::uint64_t algbw_bytes = collective.algbw_elements(counts, job.nranks()) * element;
     for (const bool in_place : {false, true}) {
-      const Local local = measure(o, backend, job, row.count, in_place);
+      const Local local = measure(o, backend, job, bytes / element, in_place);
       const auto gathered = job.gather("the sweep's results", encode(local));
       if (!job.is_root()) continue;
       std::vector<Local> all;
       all.reserve(gathered.size());
       for (const auto& text : gathered) all.push_back(decode(text));
-      (in_place ? row.in_place : row.out_of_place) = combine(o, all, bytes, job.nranks());
+      (in_place ? row.in_place : row.out_of_place) = combine(o, all, algbw_bytes, collective.bus_factor(job.nranks()));
     }
     if (job.is_root()) on_row(row);
   }

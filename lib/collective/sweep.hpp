@@ -1,8 +1,8 @@
-// `xtk-collective sweep`: all-reduce over a range of sizes the way nccl-tests
-// measures it - warm-up at the largest and smallest size, then per size and
-// per mode (out of place, in place) a checked run, a barrier, one untimed
-// call, and -n timed iterations back to back; the time is the mean over ranks
-// (-a 1) of the host-clock time per iteration.
+// `xtk-collective sweep`: one collective over a range of sizes the way
+// nccl-tests measures it - warm-up at the largest and smallest size, then per
+// size and per mode (out of place, in place) a checked run, a barrier, one
+// untimed call, and -n timed iterations back to back; the time is the mean
+// over ranks (-a 1) of the host-clock time per iteration.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collective/backend.hpp"
+#include "collective/collective.hpp"
 #include "collective/dtype.hpp"
 #include "collective/job.hpp"
 #include "collective/time_stats.hpp"
@@ -21,6 +22,8 @@ namespace xtk::collective {
 enum class RankTime { rank0 = 0, mean = 1, min = 2, max = 3 };  // nccl-tests' -a
 
 struct SweepOptions {
+  const Collective* collective = &find_collective("all-reduce");
+  std::uint32_t root = 0;  // of broadcast and reduce
   std::uint64_t min_bytes = 32ULL << 20, max_bytes = 32ULL << 20;
   std::uint64_t factor = 1, step_bytes = 1ULL << 20;
   int iterations = 20, warmup = 5;
@@ -40,7 +43,7 @@ struct SweepResult {
 };
 
 struct SweepRow {
-  std::uint64_t bytes = 0, count = 0;
+  std::uint64_t bytes = 0, count = 0;  // nccl-tests' size (the larger buffer) and count (the library call's)
   SweepResult out_of_place, in_place;
 };
 

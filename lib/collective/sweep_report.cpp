@@ -22,6 +22,13 @@ nlohmann::json result_json(const SweepResult& r) {
 
 }  // namespace
 
+// nccl-tests' redop and root columns: "none" and -1 where the collective has neither.
+std::string SweepReport::redop() const {
+  return std::string(options_.collective->reduces() ? reduce_op_name(options_.op) : "none");
+}
+
+int SweepReport::root() const { return options_.collective->rooted() ? static_cast<int>(options_.root) : -1; }
+
 void SweepReport::print_header(std::ostream& out) const {
   info_.print(out);
   const bool by_factor = options_.factor > 1;
@@ -42,8 +49,8 @@ void SweepReport::print_header(std::ostream& out) const {
 }
 
 void SweepReport::print_row(std::ostream& out, const SweepRow& row) const {
-  out << fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}", row.bytes, row.count, data_type_name(options_.type),
-                     reduce_op_name(options_.op), -1);
+  out << fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}", row.bytes, row.count, data_type_name(options_.type), redop(),
+                     root());
   for (const auto* r : {&row.out_of_place, &row.in_place}) {
     const std::string wrong = options_.check ? fmt::format("{:5}", r->wrong) : std::string("  N/A");
     out << fmt::format("  {}  {:6.2f}  {:6.2f}  {}", time_text(r->time_us), r->algbw_gbyte_s, r->busbw_gbyte_s, wrong);
@@ -77,15 +84,15 @@ nlohmann::json SweepReport::to_json() const {
     results.push_back({{"size", row.bytes},
                        {"count", row.count},
                        {"type", data_type_name(options_.type)},
-                       {"redop", reduce_op_name(options_.op)},
-                       {"root", -1},
+                       {"redop", redop()},
+                       {"root", root()},
                        {"out_of_place", result_json(row.out_of_place)},
                        {"in_place", result_json(row.in_place)}});
   }
   auto j = info_.to_json();
   j["format_version"] = 1;
-  j["collective"] = "all-reduce";
-  j["bus_factor"] = "2(n-1)/n";
+  j["collective"] = options_.collective->name();
+  j["bus_factor"] = options_.collective->bus_factor_formula();
   j["results"] = results;
   j["out_of_bounds"] = {{"count", failed_results()}, {"okay", failed_results() == 0}};
   j["average_busbw_gbyte_s"] = average_busbw_gbyte_s();
@@ -95,15 +102,16 @@ nlohmann::json SweepReport::to_json() const {
 void SweepReport::write_csv(std::ostream& out) const {
   out << "# xtk-sweep\n# format_version=1\n";
   out << fmt::format("# backend={}\n# ranks={}\n# type={}\n# redop={}\n# iterations={}\n", info_.backend, info_.nranks,
-                     data_type_name(options_.type), reduce_op_name(options_.op), options_.iterations);
+                     data_type_name(options_.type), redop(), options_.iterations);
   out << "collective,size_bytes,count,type,redop,in_place,time_us,algbw_gbps,busbw_gbps,wrong\n";
   for (const auto& row : rows_) {
     for (const bool in_place : {false, true}) {
       const auto& r = in_place ? row.in_place : row.out_of_place;
       // One line per collective in plot.py: the in-place runs are their own series.
-      out << fmt::format("{},{},{},{},{},{},{:.3f},{:.6f},{:.6f},{}\n", in_place ? "all-reduce/in-place" : "all-reduce",
-                         row.bytes, row.count, data_type_name(options_.type), reduce_op_name(options_.op),
-                         in_place ? 1 : 0, r.time_us, r.algbw_gbyte_s * 8, r.busbw_gbyte_s * 8, r.wrong);
+      const std::string name(options_.collective->name());
+      out << fmt::format("{},{},{},{},{},{},{:.3f},{:.6f},{:.6f},{}\n", in_place ? name + "/in-place" : name, row.bytes,
+                         row.count, data_type_name(options_.type), redop(), in_place ? 1 : 0, r.time_us,
+                         r.algbw_gbyte_s * 8, r.busbw_gbyte_s * 8, r.wrong);
     }
   }
 }

@@ -1,4 +1,4 @@
-// The sweep's outputs: nccl-tests' all_reduce_perf table (same columns, same
+// The sweep's outputs: nccl-tests' table (all_reduce_perf's and the others') (same columns, same
 // units, so its parsers keep working), a JSON document (--json) with the
 // per-iteration spread and the devices, and the `# xtk-sweep` CSV (--csv)
 // that analysis/plot.py reads (docs/run-directory.md; bandwidths in Gbit/s).
@@ -31,6 +31,8 @@ class SweepReport {
   void write_csv(std::ostream& out) const;
 
  private:
+  std::string redop() const;
+  int root() const;
   SweepOptions options_;
   RunInfo info_;
   std::vector<SweepRow> rows_;

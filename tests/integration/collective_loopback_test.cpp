@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "collective_ranks.hpp"
 
 namespace xtk::collective {
@@ -80,6 +82,45 @@ TEST_F(CollectiveLoopback, SweepOnThreeRanksIsCorrectForEveryTypeAndReduction) {
 }
 
 // The same sweep as nccl-tests' table (the default), and as the '# xtk-sweep' CSV.
+// Each collective Gloo has, on three ranks, in and out of place, a floating
+// and an integer type: every element checked, busbw = algbw x its factor.
+TEST_F(CollectiveLoopback, EveryCollectiveOnThreeRanksIsCorrect) {
+  const std::map<std::string, double> bus_factors{{"all-reduce", 4.0 / 3}, {"all-gather", 2.0 / 3}, {"broadcast", 1.0},
+                                                  {"reduce", 1.0},         {"all-to-all", 2.0 / 3}, {"send-recv", 1.0}};
+  for (const auto& [collective, factor] : bus_factors) {
+    for (const std::string type : {"float", "int32"}) {
+      const auto port = next_port();
+      Ranks ranks(3, dir_, [&](std::size_t r) {
+        std::vector<std::string> args{"-C", collective, "-r", "1", "-b", "4K", "-e", "256K", "-f",        "8",
+                                      "-n", "2",        "-w", "1", "-d", type, "-o", "max",  "--timeout", "20s"};
+        if (r == 0) args.emplace_back("--json");
+        return rank_argv(r, 3, port, "sweep", args);
+      });
+      for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << collective << "\n" << ranks.logs();
+      const auto j = json_in(ranks.log(0));
+      EXPECT_EQ(j["collective"], collective);
+      const bool reduces = collective == "all-reduce" || collective == "reduce";
+      const bool rooted = collective == "broadcast" || collective == "reduce";
+      ASSERT_EQ(j["results"].size(), 3u) << collective;
+      for (const auto& row : j["results"]) {
+        EXPECT_EQ(row["redop"], reduces ? "max" : "none") << collective;
+        EXPECT_EQ(row["root"], rooted ? 1 : -1) << collective;
+        for (const char* mode : {"out_of_place", "in_place"}) {
+          EXPECT_EQ(row[mode]["wrong"], 0) << collective << " " << type << " " << mode << " " << row["size"];
+          EXPECT_NEAR(row[mode]["busbw_gbyte_s"].get<double>(), row[mode]["algbw_gbyte_s"].get<double>() * factor, 1e-9)
+              << collective;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CollectiveLoopback, ReduceScatterOnGlooIsAUsageErrorThatSaysSo) {
+  const auto r = run_command({kBin, "--backend", "gloo", "sweep", "-C", "reduce_scatter"}, 20s);
+  EXPECT_EQ(r.exit_status, 2) << r.output;
+  EXPECT_NE(r.output.find("--collective reduce_scatter: Gloo has no reduce-scatter"), std::string::npos) << r.output;
+}
+
 TEST_F(CollectiveLoopback, SweepPrintsTheTableOrTheCsv) {
   for (const std::string output : {"", "--csv"}) {
     const auto port = next_port();

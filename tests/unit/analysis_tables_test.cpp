@@ -185,6 +185,21 @@ TEST(AnalysisTables, FiguresByHand) {
   }
   EXPECT_EQ(toy_rows, 4);
 
+  // Both toy profiles at burst's heaviest load (8.0 Gbit/s): burst's step 2 as
+  // measured; consistent's between its steps 7 (7.0, 13 ms) and 8 (8.01, 20 ms),
+  // ln-linear: exp(ln 13000 + f (ln 20000 - ln 13000)), f = (8.0 - 7.0) / (8.01 - 7.0).
+  const double x = step("toy", "burst", 2).measured_load_bps, x7 = step("toy", "consistent", 7).measured_load_bps,
+               x8 = step("toy", "consistent", 8).measured_load_bps;
+  const auto eq = table(tables, "equal_load").table.to_json();
+  ASSERT_EQ(eq.size(), 3u);
+  EXPECT_EQ(eq[1]["profile"], "burst");
+  EXPECT_NEAR(eq[1]["load_gbps"].get<double>(), x / 1e9, 1e-12);
+  EXPECT_NEAR(eq[1]["mean_us"].get<double>(), 30000.0, 1e-6);
+  EXPECT_EQ(eq[2]["between_steps"], "7-8");
+  EXPECT_NEAR(eq[2]["mean_us"].get<double>(),
+              std::exp(std::log(13000.0) + (x - x7) / (x8 - x7) * std::log(20000.0 / 13000)), 1e-6);
+  EXPECT_NEAR(eq[2]["mean_slowdown"].get<double>(), eq[2]["mean_us"].get<double>() / 8000, 1e-12);
+
   // Trace steps: node0 shares the bottleneck and carries the cross traffic;
   // both send 4e6 B per 8 ms iteration = 4 Gbit/s at step 3.
   const auto nodes = table(tables, "node_bandwidth").table.to_json();

@@ -1,12 +1,19 @@
-// Sizes, bandwidths, types and the data check: busbw is nccl-tests'
-// algbw x 2(n-1)/n, sizes step like -b/-e/-f/-i, and the check pattern's
-// expected values are exact for every type and reduction.
+// Sizes, bandwidths, types and the data check: each collective's buffers,
+// algbw and busbw are nccl-tests', sizes step like -b/-e/-f/-i, the check
+// pattern's expected values are exact for every type and reduction, and each
+// collective's check passes what the collective does and nothing else.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "collective/collective.hpp"
 #include "collective/dtype.hpp"
 #include "collective/pattern.hpp"
 #include "collective/sizes.hpp"
@@ -35,10 +42,139 @@ TEST(CollectiveSizes, BusBandwidthIsAlgbwTimesTwoNMinusOneOverN) {
   EXPECT_DOUBLE_EQ(all_reduce_bus_factor(2), 1.0);
   EXPECT_DOUBLE_EQ(all_reduce_bus_factor(3), 4.0 / 3.0);
   EXPECT_DOUBLE_EQ(all_reduce_bus_factor(8), 1.75);
-  // 1 GB in 10 ms: algbw 100 GB/s; on 8 ranks busbw 175 GB/s.
+  // 1 GB in 10 ms: algbw 100 GB/s.
   EXPECT_DOUBLE_EQ(algbw_gbyte_s(1'000'000'000, 0.01), 100.0);
-  EXPECT_DOUBLE_EQ(busbw_gbyte_s(1'000'000'000, 0.01, 8), 175.0);
-  EXPECT_DOUBLE_EQ(busbw_gbyte_s(1000, 0.0, 8), 0.0);
+  EXPECT_DOUBLE_EQ(algbw_gbyte_s(1000, 0.0), 0.0);
+}
+
+// nccl-tests 2.19's getCollByteCount and getBw, for 1 MiB of floats on 4 ranks.
+TEST(Collectives, CountsAndBandwidthsAreNcclTests) {
+  struct Row {
+    const char* name;
+    Counts counts;
+    std::size_t algbw_elements;
+    double bus_factor;
+  };
+  const std::size_t n = 262'144, piece = n / 4;
+  const std::vector<Row> rows{
+      {"all-reduce", {n, n, n, 0, 0}, n, 1.5}, {"all-gather", {piece, n, piece, piece, 0}, n, 0.75},
+      {"broadcast", {n, n, n, 0, 0}, n, 1.0},  {"reduce-scatter", {n, piece, piece, 0, piece}, n, 0.75},
+      {"reduce", {n, n, n, 0, 0}, n, 1.0},     {"all-to-all", {n, n, piece, 0, 0}, n, 0.75},
+      {"send-recv", {n, n, n, 0, 0}, n, 1.0},
+  };
+  ASSERT_EQ(all_collectives().size(), rows.size());
+  for (const auto& row : rows) {
+    const Collective& c = find_collective(row.name);
+    EXPECT_EQ(c.name(), row.name);
+    const Counts got = c.counts(n, 4, 4);
+    EXPECT_EQ(got.send, row.counts.send) << row.name;
+    EXPECT_EQ(got.recv, row.counts.recv) << row.name;
+    EXPECT_EQ(got.param, row.counts.param) << row.name;
+    EXPECT_EQ(got.send_in_place, row.counts.send_in_place) << row.name;
+    EXPECT_EQ(got.recv_in_place, row.counts.recv_in_place) << row.name;
+    EXPECT_EQ(got.span(), n) << row.name;
+    EXPECT_EQ(c.algbw_elements(got, 4), row.algbw_elements) << row.name;
+    EXPECT_DOUBLE_EQ(c.bus_factor(4), row.bus_factor) << row.name;
+  }
+  // A rank's share is rounded down to 16 bytes: 1000 floats on 3 ranks give 332 each.
+  EXPECT_EQ(find_collective("all-gather").counts(1000, 3, 4).param, 332u);
+  EXPECT_EQ(find_collective("all-to-all").counts(1000, 3, 8).send, 3u * 332);  // 8-byte elements: 2 to 16 bytes
+  EXPECT_EQ(aligned_share(15, 4, 1), 0u);
+  // nccl-tests' names, and the binaries'.
+  EXPECT_EQ(find_collective("all_gather_perf").name(), "all-gather");
+  EXPECT_EQ(find_collective("alltoall").name(), "all-to-all");
+  EXPECT_EQ(find_collective("sendrecv").name(), "send-recv");
+  try {
+    find_collective("gather");
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--collective gather: not a collective (use one of all-reduce, all-gather, broadcast, reduce-scatter, "
+              "reduce, all-to-all, send-recv)");
+  }
+  EXPECT_NE(find_collective("reduce-scatter").gloo_lacks(), "");
+  for (const auto* c : all_collectives()) {
+    if (c->name() != "reduce-scatter") {
+      EXPECT_EQ(c->gloo_lacks(), "") << c->name();
+    }
+  }
+}
+
+// What each collective does, written out by hand on float inputs: rank
+// `rank`'s output from every rank's input.
+using Simulation = std::function<std::vector<float>(const std::vector<std::vector<float>>& in, const Counts& c,
+                                                    std::uint32_t rank, std::uint32_t root)>;
+
+std::vector<float> sum_from(const std::vector<std::vector<float>>& in, std::size_t first, std::size_t count) {
+  std::vector<float> out(count, 0.0F);
+  for (const auto& input : in) {
+    for (std::size_t i = 0; i < count; ++i) out[i] += input[first + i];
+  }
+  return out;
+}
+
+const std::map<std::string, Simulation>& simulations() {
+  static const std::map<std::string, Simulation> s{
+      {"all-reduce", [](const auto& in, const Counts& c, auto, auto) { return sum_from(in, 0, c.recv); }},
+      {"all-gather",
+       [](const auto& in, const Counts& c, auto, auto) {
+         std::vector<float> out;
+         for (const auto& input : in) out.insert(out.end(), input.begin(), input.begin() + c.param);
+         return out;
+       }},
+      {"broadcast", [](const auto& in, const Counts& c, auto,
+                       auto root) { return std::vector<float>(in[root].begin(), in[root].begin() + c.recv); }},
+      {"reduce-scatter",
+       [](const auto& in, const Counts& c, auto rank, auto) { return sum_from(in, rank * c.param, c.param); }},
+      {"reduce", [](const auto& in, const Counts& c, auto rank,
+                    auto root) { return rank == root ? sum_from(in, 0, c.recv) : std::vector<float>(c.recv, 1e30F); }},
+      {"all-to-all",
+       [](const auto& in, const Counts& c, auto rank, auto) {
+         std::vector<float> out;
+         for (const auto& input : in) {
+           out.insert(out.end(), input.begin() + rank * c.param, input.begin() + (rank + 1) * c.param);
+         }
+         return out;
+       }},
+      {"send-recv",
+       [](const auto& in, const Counts& c, auto rank, auto) {
+         const auto& from = in[(rank + in.size() - 1) % in.size()];
+         return std::vector<float>(from.begin(), from.begin() + c.recv);
+       }},
+  };
+  return s;
+}
+
+TEST(Collectives, TheCheckPassesWhatTheCollectiveDoesAndCatchesOneWrongElement) {
+  for (const auto* c : all_collectives()) {
+    const auto& simulate = simulations().at(std::string(c->name()));
+    for (const std::uint32_t n : {1U, 2U, 3U, 5U}) {
+      for (const std::uint32_t root : {0U, n - 1}) {
+        const Counts counts = c->counts(1000, n, sizeof(float));
+        const DataPattern pattern(DataType::float32, ReduceOp::sum, n);
+        std::vector<std::vector<float>> in(n, std::vector<float>(counts.send));
+        for (std::uint32_t r = 0; r < n; ++r) pattern.fill(r, counts.send, in[r].data());
+        for (std::uint32_t rank = 0; rank < n; ++rank) {
+          auto out = simulate(in, counts, rank, root);
+          ASSERT_EQ(out.size(), counts.recv);
+          const auto wrong = [&] {
+            return count_wrong_output(*c, pattern, counts, rank, n, root, out.data(), sizeof(float));
+          };
+          const std::string where = fmt::format("{} n={} root={} rank={}", c->name(), n, root, rank);
+          EXPECT_EQ(wrong(), 0u) << where;
+          if (c->name() == "reduce" && rank != root) continue;  // nothing is checked there
+          out[counts.recv - 1] += 64;
+          EXPECT_EQ(wrong(), 1u) << where;
+          out[counts.recv - 1] -= 64;
+          // The pieces of another rank, or of the wrong place, are wrong (where they differ).
+          std::rotate(out.begin(), out.begin() + 1, out.end());
+          if (counts.recv > 1) {
+            EXPECT_GT(wrong(), counts.recv / 2) << where;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(CollectiveTypes, NamesAsNcclTestsAndPyTorch) {

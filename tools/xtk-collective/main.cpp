@@ -1,4 +1,4 @@
-// xtk-collective: NCCL / Gloo all-reduce sweeps with nccl-tests' output, and a
+// xtk-collective: NCCL / Gloo collective sweeps with nccl-tests' output, and a
 // training-iteration emulator (DDP-style bucketed all-reduce overlapped with
 // compute), bootstrapped by rank 0's own rendezvous - no MPI needed.
 #include <fmt/format.h>
@@ -38,7 +38,7 @@ void run_in_job(xc::Job& job, const std::function<void()>& body) {
 // run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{
-      "All-reduce sweeps in nccl-tests' format and a data-parallel training emulator, on NCCL (GPU) or Gloo\n"
+      "Collective sweeps in nccl-tests' format and a data-parallel training emulator, on NCCL (GPU) or Gloo\n"
       "(CPU). Ranks come from flags, torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT)\n"
       "or Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, first host of the node list); rank 0 serves\n"
       "the rendezvous.\n\n"
@@ -55,10 +55,18 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   auto* backends = app.add_subcommand("backends", "list the backends built into this binary");
 
   xc::SweepOptions sweep;
-  std::string min_bytes = "32M", max_bytes = "32M", step_bytes = "1M", dtype = "float", op = "sum";
+  std::string collective = "all-reduce", min_bytes = "32M", max_bytes = "32M", step_bytes = "1M", dtype = "float",
+              op = "sum";
   int check = 1, average = 1;
   bool csv = false;
-  auto* sweep_cmd = app.add_subcommand("sweep", "all-reduce over a range of sizes, nccl-tests' all_reduce_perf table");
+  auto* sweep_cmd =
+      app.add_subcommand("sweep", "one collective over a range of sizes, in nccl-tests' table (all_reduce_perf's...)");
+  sweep_cmd
+      ->add_option("-C,--collective", collective,
+                   "all-reduce, all-gather, broadcast, reduce-scatter (NCCL only: Gloo has none), reduce, all-to-all, "
+                   "send-recv (to rank + 1, from rank - 1); nccl-tests' names (all_gather, alltoall) work too")
+      ->capture_default_str();
+  sweep_cmd->add_option("-r,--root", sweep.root, "root rank of broadcast and reduce")->capture_default_str();
   sweep_cmd->add_option("-b,--minbytes", min_bytes, "smallest size (K, M, G are binary: 32M = 32 MiB)")
       ->capture_default_str();
   sweep_cmd->add_option("-e,--maxbytes", max_bytes, "largest size")->capture_default_str();
@@ -99,16 +107,23 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       sweep.step_bytes = xtk::parse_flag("-i", step_bytes, xtk::parse_bytes);
       sweep.type = xtk::parse_flag("-d", dtype, xc::parse_data_type);
       sweep.op = xtk::parse_flag("-o", op, xc::parse_reduce_op);
+      sweep.collective = &xc::find_collective(collective);
+      if (backend_options.name == "gloo" && !sweep.collective->gloo_lacks().empty()) {
+        throw xtk::UsageError(fmt::format("--collective {}: {}", collective, sweep.collective->gloo_lacks()));
+      }
       sweep.check = check != 0;
       if (average < 0 || average > 3) throw xtk::UsageError("-a must be 0, 1, 2 or 3");
       sweep.rank_time = static_cast<xc::RankTime>(average);
       if (sweep.iterations < 1) throw xtk::UsageError("-n must be at least 1");
       if (sweep.warmup < 0) throw xtk::UsageError("-w must not be negative");
-      if (sweep.op == xc::ReduceOp::avg && backend_options.name == "gloo") {
+      if (sweep.op == xc::ReduceOp::avg && backend_options.name == "gloo" && sweep.collective->reduces()) {
         throw xtk::UsageError("-o avg: Gloo has no average; use sum");
       }
       xc::sweep_sizes(sweep.min_bytes, sweep.max_bytes, sweep.factor, sweep.step_bytes, 1);  // usage errors now
       xc::Job job(xc::resolve_world(xc::to_world_flags(job_flags)), gpus, timeout_ns, "xtk-collective");
+      if (sweep.collective->rooted() && sweep.root >= job.nranks()) {
+        throw xtk::UsageError(fmt::format("-r {}: the job has ranks 0 to {}", sweep.root, job.nranks() - 1));
+      }
       int failed = 0;
       run_in_job(job, [&] {
         auto backend = xc::make_backend(backend_options, job);

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""busbw of xtk-collective against nccl-tests, per collective, size and mode, from the pairs of
+vs_nccl_tests.sh: the median of the pair ratios (xtk / nccl-tests) and their range, and the
+elements either tool found wrong. A markdown table on stdout; exits 1 when a median from
+--min-size up is below --goal or anything was wrong.
+
+  python3 nccl_tests_compare.py OUT --pairs 5 --collectives all_reduce all_gather ...
+"""
+import argparse
+import json
+import statistics
+import sys
+
+
+def nccl_tests_rows(path):
+    """size -> (oop busbw, oop wrong, ip busbw, ip wrong) from nccl-tests' table."""
+    rows = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 13 and not line.startswith("#") and f[0].isdigit():
+            rows[int(f[0])] = (float(f[7]), int(float(f[8])), float(f[11]), int(float(f[12])))
+    return rows
+
+
+def xtk_rows(path):
+    rows = {}
+    for r in json.load(open(path))["results"]:
+        o, i = r["out_of_place"], r["in_place"]
+        rows[r["size"]] = (o["busbw_gbyte_s"], o["wrong"], i["busbw_gbyte_s"], i["wrong"])
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out")
+    p.add_argument("--pairs", type=int, default=5)
+    p.add_argument("--collectives", nargs="+", required=True)
+    p.add_argument("--min-size", type=int, default=32 << 20)
+    p.add_argument("--goal", type=float, default=0.99)
+    a = p.parse_args()
+    ok = True
+    print("| collective | size (B) | mode | xtk busbw (GB/s) | nccl-tests busbw (GB/s) | ratio: median [range] "
+          "| wrong (xtk, nccl-tests) |")
+    print("|---|---:|---|---:|---:|---|---|")
+    for c in a.collectives:
+        pairs = []
+        for i in range(1, a.pairs + 1):
+            try:
+                pairs.append((xtk_rows(f"{a.out}/{c}.xtk.{i}.json"), nccl_tests_rows(f"{a.out}/{c}.nccl-tests.{i}.txt")))
+            except (OSError, ValueError, KeyError) as e:
+                print(f"nccl_tests_compare.py: {c} pair {i}: {e}", file=sys.stderr)
+                ok = False
+        if not pairs:
+            continue
+        for size in sorted(pairs[0][1]):
+            for mode, col in (("out of place", 0), ("in place", 2)):
+                ratios, xs, ns, wx, wn = [], [], [], 0, 0
+                for x, n in pairs:
+                    if size not in x or size not in n or n[size][col] <= 0:
+                        continue
+                    ratios.append(x[size][col] / n[size][col])
+                    xs.append(x[size][col])
+                    ns.append(n[size][col])
+                    wx += x[size][col + 1]
+                    wn += n[size][col + 1]
+                if not ratios:
+                    continue
+                med = statistics.median(ratios)
+                if (size >= a.min_size and med < a.goal) or wx or wn:
+                    ok = False
+                print(f"| {c} | {size} | {mode} | {statistics.median(xs):.2f} | {statistics.median(ns):.2f} "
+                      f"| {med:.3f} [{min(ratios):.3f}-{max(ratios):.3f}] ({len(ratios)}) | {wx}, {wn} |")
+    print(f"\ngoal: median ratio >= {a.goal} from {a.min_size} B, 0 wrong: {'met' if ok else 'NOT met'}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

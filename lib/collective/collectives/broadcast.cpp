@@ -1,0 +1,61 @@
+// Broadcast (nccl-tests' broadcast_perf): the root's input reaches every
+// rank. busbw = algbw: a pipelined broadcast moves the data once over each link.
+#include "collective/collective.hpp"
+#ifdef XTK_HAVE_NCCL
+#include "collective/nccl_context.hpp"
+#endif
+#ifdef XTK_HAVE_GLOO
+#include <gloo/broadcast.h>
+
+#include "collective/gloo_call.hpp"
+#endif
+
+namespace xtk::collective {
+namespace {
+
+class Broadcast final : public Collective {
+ public:
+  std::string_view name() const override { return "broadcast"; }
+  bool rooted() const override { return true; }
+  Counts counts(std::size_t count, std::uint32_t /*nranks*/, std::size_t /*element*/) const override {
+    return {.send = count, .recv = count, .param = count};
+  }
+  std::size_t algbw_elements(const Counts& c, std::uint32_t /*nranks*/) const override { return c.param; }
+  double bus_factor(std::uint32_t /*nranks*/) const override { return 1.0; }
+  std::string_view bus_factor_formula() const override { return "1"; }
+  std::vector<Expected> expected(const Counts& c, std::uint32_t /*rank*/, std::uint32_t /*nranks*/,
+                                 std::uint32_t root) const override {
+    return {{.at = 0, .count = c.recv, .from_rank = root, .first = 0}};
+  }
+#ifdef XTK_HAVE_NCCL
+  void nccl(const NcclCall& c) const override {
+    check_nccl(ncclBroadcast(c.send, c.recv, c.count, c.type, c.root, c.comm, c.stream), "ncclBroadcast");
+  }
+#endif
+#ifdef XTK_HAVE_GLOO
+  void gloo(const GlooCall& c) const override {
+    run_gloo(*this, c, [&] {
+      with_element_type(c.element, [&](auto t) {
+        using T = decltype(t);
+        gloo::BroadcastOptions o(c.context);
+        o.setRoot(c.root);
+        // Only the root may name an input; in place its output holds it.
+        if (c.rank == c.root && !c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.param);
+        o.setOutput(static_cast<T*>(c.recv), c.counts.param);
+        o.setTag(c.tag);
+        o.setTimeout(c.timeout);
+        gloo::broadcast(o);
+      });
+    });
+  }
+#endif
+};
+
+}  // namespace
+
+const Collective& broadcast() {
+  static const Broadcast c;
+  return c;
+}
+
+}  // namespace xtk::collective

@@ -1,0 +1,66 @@
+// One collective on one Gloo rank (collective.hpp), and the binding of
+// untyped buffers to Gloo's typed options: Gloo only needs the element size,
+// so an unsigned type of that size carries any data type's bytes.
+#pragma once
+
+#include <gloo/allreduce.h>
+#include <gloo/context.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "collective/collective.hpp"
+#include "collective/gloo_reduce.hpp"
+
+namespace xtk::collective {
+
+struct GlooCall {
+  const void* send = nullptr;  // the input; inside `recv` when in place
+  void* recv = nullptr;        // the output
+  bool in_place = false;
+  Counts counts;
+  std::size_t element = 4;
+  const ReduceFn* reduce = nullptr;  // for the reductions
+  int root = 0, rank = 0, nranks = 1;
+  std::shared_ptr<gloo::Context> context;
+  std::uint32_t tag = 0;
+  std::chrono::milliseconds timeout{0};
+  gloo::AllreduceOptions::Algorithm all_reduce_algorithm = gloo::AllreduceOptions::Algorithm::RING;
+  // Where a collective Gloo has no in-place form of copies its input aside.
+  std::vector<char>* scratch = nullptr;
+};
+
+// Calls f(T{}) with T the unsigned integer type of `element` bytes.
+template <typename F>
+void with_element_type(std::size_t element, F&& f) {
+  switch (element) {
+    case 1:
+      return f(std::uint8_t{});
+    case 2:
+      return f(std::uint16_t{});
+    case 4:
+      return f(std::uint32_t{});
+    default:
+      return f(std::uint64_t{});
+  }
+}
+
+// Gloo's options take non-const pointers; it does not write its inputs.
+template <typename T>
+T* input_pointer(const void* p) {
+  return const_cast<T*>(static_cast<const T*>(p));
+}
+
+// Runs a Gloo collective; Gloo's errors (a peer's connection lost, its
+// timeout) become CollectiveError naming the collective and its size.
+void run_gloo(const Collective& collective, const GlooCall& call, const std::function<void()>& body);
+
+// The input copied into call.scratch, for collectives whose send and receive
+// buffers must not overlap.
+const void* input_aside(const GlooCall& call, std::size_t bytes);
+
+}  // namespace xtk::collective
