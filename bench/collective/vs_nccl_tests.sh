@@ -30,7 +30,7 @@ if [ -n "$nccl_dir" ] && [ -d "$nccl_dir" ]; then export LD_LIBRARY_PATH=$nccl_d
 {
   nvidia-smi -L 2>/dev/null
   "$xtk" --version
-  echo "nccl-tests: $(cd "$nt/.." 2>/dev/null && git log --oneline -1 2>/dev/null)"
+  echo "nccl-tests: $nt (its version heads each of its outputs)"
   echo "NCCL for both: ${nccl_dir:-the default search path}"
 } > "$out/host.txt"
 cat "$out/host.txt"

@@ -42,7 +42,7 @@ struct CollectiveCall {
 
 struct TimedRun {
   double wall_seconds = 0;                // all iterations, host clock (nccl-tests' time x iterations)
-  std::vector<double> iteration_seconds;  // each one (the slowest local rank)
+  std::vector<double> iteration_seconds;  // each one (the slowest local rank); empty unless timed each
 };
 
 class Backend {
@@ -61,9 +61,12 @@ class Backend {
   virtual void read(std::size_t local, std::size_t offset, void* data, std::size_t bytes) = 0;
   // `iterations` collectives back to back, waited for. With `rotate`, iteration
   // k uses the k-th slice of the allocation (as nccl-tests does) so small sizes
-  // are not served from cache. Throws CollectiveError when they do not finish
-  // within the job's timeout, UsageError for a collective the backend lacks.
-  virtual TimedRun run(const CollectiveCall& call, int iterations, bool rotate) = 0;
+  // are not served from cache. With `time_each`, every iteration is timed
+  // (CUDA events between the calls on GPUs, which cost NCCL a few percent at
+  // tens of megabytes; the host clock on CPUs). Throws CollectiveError when
+  // they do not finish within the job's timeout, UsageError for a collective
+  // the backend lacks.
+  virtual TimedRun run(const CollectiveCall& call, int iterations, bool rotate, bool time_each) = 0;
 
   virtual std::unique_ptr<TrainEngine> train_engine(const TrainPlan& plan) = 0;
 };

@@ -53,6 +53,9 @@ class Collective {
   virtual std::string_view bus_factor_formula() const = 0;  // "(n-1)/n", for the JSON
   virtual std::vector<Expected> expected(const Counts& c, std::uint32_t rank, std::uint32_t nranks,
                                          std::uint32_t root) const = 0;
+  // False where the libraries have no in-place form (one buffer is read and
+  // written at once): the in-place run is timed, as nccl-tests does, and not checked.
+  virtual bool in_place_checked() const { return true; }
 
   // Why the Gloo backend cannot run it; empty when it can.
   virtual std::string gloo_lacks() const { return {}; }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <exception>
 
 #include "collective/job.hpp"
@@ -17,12 +16,6 @@ void run_gloo(const Collective& collective, const GlooCall& call, const std::fun
     throw CollectiveError(fmt::format("Gloo {} of {} failed: {}", collective.name(),
                                       format_bytes(static_cast<double>(call.counts.span() * call.element)), e.what()));
   }
-}
-
-const void* input_aside(const GlooCall& call, std::size_t bytes) {
-  call.scratch->resize(bytes);
-  std::memcpy(call.scratch->data(), call.send, bytes);
-  return call.scratch->data();
 }
 
 }  // namespace xtk::collective

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <vector>
 
 #include "collective/collective.hpp"
 #include "collective/gloo_reduce.hpp"
@@ -30,8 +29,6 @@ struct GlooCall {
   std::uint32_t tag = 0;
   std::chrono::milliseconds timeout{0};
   gloo::AllreduceOptions::Algorithm all_reduce_algorithm = gloo::AllreduceOptions::Algorithm::RING;
-  // Where a collective Gloo has no in-place form of copies its input aside.
-  std::vector<char>* scratch = nullptr;
 };
 
 // Calls f(T{}) with T the unsigned integer type of `element` bytes.
@@ -58,9 +55,5 @@ T* input_pointer(const void* p) {
 // Runs a Gloo collective; Gloo's errors (a peer's connection lost, its
 // timeout) become CollectiveError naming the collective and its size.
 void run_gloo(const Collective& collective, const GlooCall& call, const std::function<void()>& body);
-
-// The input copied into call.scratch, for collectives whose send and receive
-// buffers must not overlap.
-const void* input_aside(const GlooCall& call, std::size_t bytes);
 
 }  // namespace xtk::collective

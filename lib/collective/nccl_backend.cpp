@@ -103,7 +103,7 @@ class NcclBackend : public Backend {
     check_cuda(cudaStreamSynchronize(context_.streams[local]), "cudaStreamSynchronize");
   }
 
-  TimedRun run(const CollectiveCall& call, int iterations, bool rotate) override {
+  TimedRun run(const CollectiveCall& call, int iterations, bool rotate, bool time_each) override {
     const Collective& collective = *call.collective;
     const std::size_t element = data_type_size(call.type);
     const std::uint32_t nranks = context_.job.nranks();
@@ -118,17 +118,24 @@ class NcclBackend : public Backend {
     c.op = nccl_op(call.op);
     c.root = static_cast<int>(call.root);
     c.nranks = static_cast<int>(nranks);
-    // Events between the iterations time each one without a host sync.
-    std::vector<std::vector<cudaEvent_t>> events(gpus, std::vector<cudaEvent_t>(iterations + 1));
-    for (std::size_t i = 0; i < gpus; ++i) {
-      check_cuda(cudaSetDevice(context_.devices[i]), "cudaSetDevice");
-      for (auto& e : events[i]) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+    // With time_each, events between the iterations time each one without a host sync.
+    std::vector<std::vector<cudaEvent_t>> events(gpus);
+    const auto record = [&](int k) {
+      if (!time_each) return;
+      for (std::size_t i = 0; i < gpus; ++i) {
+        check_cuda(cudaEventRecord(events[i][static_cast<std::size_t>(k)], context_.streams[i]), "cudaEventRecord");
+      }
+    };
+    if (time_each) {
+      for (std::size_t i = 0; i < gpus; ++i) {
+        check_cuda(cudaSetDevice(context_.devices[i]), "cudaSetDevice");
+        events[i].resize(static_cast<std::size_t>(iterations) + 1);
+        for (auto& e : events[i]) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+      }
     }
     TimedRun result;
     const std::int64_t start = monotonic_ns();
-    for (std::size_t i = 0; i < gpus; ++i) {
-      check_cuda(cudaEventRecord(events[i][0], context_.streams[i]), "cudaEventRecord");
-    }
+    record(0);
     for (int k = 0; k < iterations; ++k) {
       context_.job.progress().advance();
       const std::size_t offset = span * (static_cast<std::size_t>(k) % slices);
@@ -144,12 +151,12 @@ class NcclBackend : public Backend {
         collective.nccl(c);
       }
       if (gpus > 1) check_nccl(ncclGroupEnd(), "ncclGroupEnd (one collective on every local GPU)");
-      for (std::size_t i = 0; i < gpus; ++i) {
-        check_cuda(cudaEventRecord(events[i][static_cast<std::size_t>(k) + 1], context_.streams[i]), "cudaEventRecord");
-      }
+      record(k + 1);
     }
-    context_.wait(context_.streams, fmt::format("{} of {} B", collective.name(), span), events[0]);
+    context_.wait(context_.streams, fmt::format("{} of {} B", collective.name(), span),
+                  time_each ? events[0] : std::vector<cudaEvent_t>{});
     result.wall_seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
+    if (!time_each) return result;
     result.iteration_seconds.assign(static_cast<std::size_t>(iterations), 0.0);
     for (std::size_t i = 0; i < gpus; ++i) {
       for (int k = 0; k < iterations; ++k) {

@@ -21,7 +21,7 @@ struct Local {
 // A result a collective did not write stays wrong: no pattern value is 0x7F bytes.
 constexpr unsigned char kPoison = 0x7F;
 
-Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place) {
+Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place, bool check) {
   const Collective& collective = *o.collective;
   const std::size_t element = data_type_size(o.type);
   const Counts counts = collective.counts(count, job.nranks(), element);
@@ -31,7 +31,7 @@ Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t cou
                                        format_bytes(static_cast<double>(counts.span() * element)),
                                        in_place ? "in place" : "out of place"));
   Local local;
-  if (o.check) {
+  if (check) {
     // Collectives that only move data check it with any operation's pattern.
     const DataPattern pattern(o.type, collective.reduces() ? o.op : ReduceOp::sum, job.nranks());
     std::vector<char> host(counts.span() * element);
@@ -42,7 +42,7 @@ Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t cou
       backend.write(i, in_place, in_place ? counts.send_in_place * rank * element : 0, host.data(),
                     counts.send * element);
     }
-    backend.run(call, 1, false);
+    backend.run(call, 1, false, false);
     for (std::size_t i = 0; i < locals; ++i) {
       const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
       backend.read(i, in_place ? counts.recv_in_place * rank * element : 0, host.data(), counts.recv * element);
@@ -54,8 +54,8 @@ Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t cou
   // the collective's own precision (the barrier is a TCP round trip), and the
   // GPUs and links idle during the host-side check wake up outside the timing
   // (on 2 H200s the first call after such a pause took 2-3x as long).
-  backend.run(call, 1, false);
-  const TimedRun run = backend.run(call, o.iterations, true);
+  backend.run(call, 1, false, false);
+  const TimedRun run = backend.run(call, o.iterations, true, o.per_iteration);
   local.seconds_per_iteration = run.wall_seconds / o.iterations;
   local.iteration_seconds = run.iteration_seconds;
   return local;
@@ -114,7 +114,8 @@ nlohmann::json SweepOptions::to_json() const {
           {"datatype", data_type_name(type)},
           {"op", collective->reduces() ? reduce_op_name(op) : "none"},
           {"root", collective->rooted() ? static_cast<int>(root) : -1},
-          {"average", static_cast<int>(rank_time)}};
+          {"average", static_cast<int>(rank_time)},
+          {"per_iter_timing", per_iteration ? 1 : 0}};
 }
 
 void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::function<void(const SweepRow&)>& on_row) {
@@ -127,7 +128,7 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
   job.barrier("the barrier before warm-up");
   for (const auto bytes : {sizes.back(), sizes.front()}) {
     if (o.warmup > 0) {
-      backend.run(CollectiveCall{&collective, o.type, o.op, bytes / element, o.root, false}, o.warmup, false);
+      backend.run(CollectiveCall{&collective, o.type, o.op, bytes / element, o.root, false}, o.warmup, false, false);
     }
   }
   for (const auto bytes : sizes) {
@@ -138,13 +139,16 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
     row.count = counts.param;
     const std::uint64_t algbw_bytes = collective.algbw_elements(counts, job.nranks()) * element;
     for (const bool in_place : {false, true}) {
-      const Local local = measure(o, backend, job, bytes / element, in_place);
+      const bool check = o.check && (!in_place || collective.in_place_checked());
+      const Local local = measure(o, backend, job, bytes / element, in_place, check);
       const auto gathered = job.gather("the sweep's results", encode(local));
       if (!job.is_root()) continue;
       std::vector<Local> all;
       all.reserve(gathered.size());
       for (const auto& text : gathered) all.push_back(decode(text));
-      (in_place ? row.in_place : row.out_of_place) = combine(o, all, algbw_bytes, collective.bus_factor(job.nranks()));
+      auto& result = in_place ? row.in_place : row.out_of_place;
+      result = combine(o, all, algbw_bytes, collective.bus_factor(job.nranks()));
+      result.checked = check;
     }
     if (job.is_root()) on_row(row);
   }

@@ -31,6 +31,7 @@ struct SweepOptions {
   DataType type = DataType::float32;
   ReduceOp op = ReduceOp::sum;
   RankTime rank_time = RankTime::mean;
+  bool per_iteration = false;  // -I: time every iteration (nccl-tests' per_iter_timing)
   nlohmann::json to_json() const;
 };
 
@@ -38,8 +39,9 @@ struct SweepResult {
   double time_us = 0;        // per iteration, combined over ranks by -a
   double algbw_gbyte_s = 0;  // GB/s
   double busbw_gbyte_s = 0;
-  std::uint64_t wrong = 0;  // elements, all ranks
-  TimeStats iteration_us;   // per iteration: the slowest rank's time of each iteration
+  bool checked = false;     // -c 1, and not an in-place run of a collective without an in-place form
+  std::uint64_t wrong = 0;  // elements, all ranks, when checked
+  TimeStats iteration_us;   // per iteration: the slowest rank's time of each iteration (n = 0 without -I)
 };
 
 struct SweepRow {

@@ -16,8 +16,8 @@ nlohmann::json result_json(const SweepResult& r) {
   return {{"time_us", r.time_us},
           {"algbw_gbyte_s", r.algbw_gbyte_s},
           {"busbw_gbyte_s", r.busbw_gbyte_s},
-          {"wrong", r.wrong},
-          {"per_iteration", r.iteration_us.to_json("_us")}};
+          {"wrong", r.checked ? nlohmann::json(r.wrong) : nlohmann::json()},
+          {"per_iteration", r.iteration_us.n > 0 ? r.iteration_us.to_json("_us") : nlohmann::json()}};
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ void SweepReport::print_row(std::ostream& out, const SweepRow& row) const {
   out << fmt::format("{:12}  {:12}  {:>8}  {:>6}  {:6}", row.bytes, row.count, data_type_name(options_.type), redop(),
                      root());
   for (const auto* r : {&row.out_of_place, &row.in_place}) {
-    const std::string wrong = options_.check ? fmt::format("{:5}", r->wrong) : std::string("  N/A");
+    const std::string wrong = r->checked ? fmt::format("{:5}", r->wrong) : std::string("  N/A");
     out << fmt::format("  {}  {:6.2f}  {:6.2f}  {}", time_text(r->time_us), r->algbw_gbyte_s, r->busbw_gbyte_s, wrong);
   }
   out << '\n';
@@ -61,7 +61,9 @@ void SweepReport::print_row(std::ostream& out, const SweepRow& row) const {
 
 int SweepReport::failed_results() const {
   int failed = 0;
-  for (const auto& row : rows_) failed += (row.out_of_place.wrong > 0 ? 1 : 0) + (row.in_place.wrong > 0 ? 1 : 0);
+  for (const auto& row : rows_) {
+    for (const auto* r : {&row.out_of_place, &row.in_place}) failed += r->checked && r->wrong > 0 ? 1 : 0;
+  }
   return failed;
 }
 
@@ -111,7 +113,7 @@ void SweepReport::write_csv(std::ostream& out) const {
       const std::string name(options_.collective->name());
       out << fmt::format("{},{},{},{},{},{},{:.3f},{:.6f},{:.6f},{}\n", in_place ? name + "/in-place" : name, row.bytes,
                          row.count, data_type_name(options_.type), redop(), in_place ? 1 : 0, r.time_us,
-                         r.algbw_gbyte_s * 8, r.busbw_gbyte_s * 8, r.wrong);
+                         r.algbw_gbyte_s * 8, r.busbw_gbyte_s * 8, r.checked ? std::to_string(r.wrong) : "");
     }
   }
 }

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   xc::SweepOptions sweep;
   std::string collective = "all-reduce", min_bytes = "32M", max_bytes = "32M", step_bytes = "1M", dtype = "float",
               op = "sum";
-  int check = 1, average = 1;
+  int check = 1, average = 1, per_iteration = 0;
   bool csv = false;
   auto* sweep_cmd =
       app.add_subcommand("sweep", "one collective over a range of sizes, in nccl-tests' table (all_reduce_perf's...)");
@@ -79,6 +79,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->capture_default_str();
   sweep_cmd->add_option("-o,--op", op, "sum prod max min avg")->capture_default_str();
   sweep_cmd->add_option("-a,--average", average, "time over ranks: 0 rank 0, 1 mean, 2 min, 3 max")
+      ->capture_default_str();
+  sweep_cmd
+      ->add_option("-I,--per_iter_timing", per_iteration,
+                   "time every iteration, 0 or 1 (CUDA events between the calls cost NCCL a few percent at 32M)")
       ->capture_default_str();
   sweep_cmd->add_flag("--csv", csv, "rank 0 prints the '# xtk-sweep' CSV (docs/collective.md) instead of the table");
 
@@ -113,6 +117,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       }
       sweep.check = check != 0;
       if (average < 0 || average > 3) throw xtk::UsageError("-a must be 0, 1, 2 or 3");
+      if (per_iteration != 0 && per_iteration != 1) throw xtk::UsageError("-I must be 0 or 1");
+      sweep.per_iteration = per_iteration == 1;
       sweep.rank_time = static_cast<xc::RankTime>(average);
       if (sweep.iterations < 1) throw xtk::UsageError("-n must be at least 1");
       if (sweep.warmup < 0) throw xtk::UsageError("-w must not be negative");

@@ -23,6 +23,9 @@ class AllToAll final : public Collective {
   }
   std::size_t algbw_elements(const Counts& c, std::uint32_t nranks) const override { return c.param * nranks; }
   double bus_factor(std::uint32_t nranks) const override { return (nranks - 1.0) / nranks; }
+  // One buffer is overwritten while it is sent (xtk found 0.2-20 % of the
+  // elements wrong on 2 H100s): timed in place as nccl-tests does, not checked.
+  bool in_place_checked() const override { return false; }
   std::string_view bus_factor_formula() const override { return "(n-1)/n"; }
   std::vector<Expected> expected(const Counts& c, std::uint32_t rank, std::uint32_t nranks,
                                  std::uint32_t /*root*/) const override {
@@ -53,12 +56,10 @@ class AllToAll final : public Collective {
 #ifdef XTK_HAVE_GLOO
   void gloo(const GlooCall& c) const override {
     run_gloo(*this, c, [&] {
-      // Gloo sends from the input while it receives into the output: in place, the input goes aside first.
-      const void* input = c.in_place ? input_aside(c, c.counts.send * c.element) : c.send;
       with_element_type(c.element, [&](auto t) {
         using T = decltype(t);
         gloo::AlltoallOptions o(c.context);
-        o.setInput(input_pointer<T>(input), c.counts.send);
+        o.setInput(input_pointer<T>(c.send), c.counts.send);
         o.setOutput(static_cast<T*>(c.recv), c.counts.recv);
         o.setTag(c.tag);
         o.setTimeout(c.timeout);
