@@ -2,7 +2,7 @@
 # xtk's main job on its built-in default: `xtk demo`, the seed's experiment on
 # this machine (three Gloo training hosts and a cross-traffic host in network
 # namespaces, a 1 Gbit/s bottleneck emulating the seed's 25 Gbit/s cluster,
-# consistent vs burst web-search from 0 to 95 %). Installs what it needs and
+# consistent vs burst web-search from 0 to 90 %). Installs what it needs and
 # builds the tools (not the tests) first. Needs root (namespaces): run it as
 # root, or it asks sudo.
 #
