@@ -56,4 +56,18 @@ T* input_pointer(const void* p) {
 // timeout) become CollectiveError naming the collective and its size.
 void run_gloo(const Collective& collective, const GlooCall& call, const std::function<void()>& body);
 
+// run_gloo of body(options, T{}): Gloo options of type Options with the
+// call's context, tag and timeout, and T the element type to bind buffers with.
+template <typename Options, typename Body>
+void run_gloo_options(const Collective& collective, const GlooCall& call, Body&& body) {
+  run_gloo(collective, call, [&] {
+    with_element_type(call.element, [&](auto t) {
+      Options options(call.context);
+      options.setTag(call.tag);
+      options.setTimeout(call.timeout);
+      body(options, t);
+    });
+  });
+}
+
 }  // namespace xtk::collective

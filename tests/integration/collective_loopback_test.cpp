@@ -61,8 +61,8 @@ TEST_F(CollectiveLoopback, SweepOnThreeRanksIsCorrectForEveryTypeAndReduction) {
   for (const auto& [type, op] : cases) {
     const auto port = next_port();
     Ranks ranks(3, dir_, [&](std::size_t r) {
-      std::vector<std::string> args{"-b", "4K", "-e", "256K", "-f", "8", "-n", "3",       "-I",
-                                    "1",  "-w", "1",  "-d", type,   "-o", op,  "--timeout", "20s"};
+      std::vector<std::string> args{"-b", "4K", "-e", "256K", "-f", "8",  "-n", "3",         "-I",
+                                    "1",  "-w", "1",  "-d",   type, "-o", op,   "--timeout", "20s"};
       if (r == 0) args.emplace_back("--json");
       return rank_argv(r, 3, port, "sweep", args);
     });

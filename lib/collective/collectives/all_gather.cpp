@@ -39,17 +39,12 @@ class AllGather final : public Collective {
 #endif
 #ifdef XTK_HAVE_GLOO
   void gloo(const GlooCall& c) const override {
-    run_gloo(*this, c, [&] {
-      with_element_type(c.element, [&](auto t) {
-        using T = decltype(t);
-        gloo::AllgatherOptions o(c.context);
-        // In place, this rank's piece already sits at its place in the output.
-        if (!c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.send);
-        o.setOutput(static_cast<T*>(c.recv), c.counts.recv);
-        o.setTag(c.tag);
-        o.setTimeout(c.timeout);
-        gloo::allgather(o);
-      });
+    run_gloo_options<gloo::AllgatherOptions>(*this, c, [&](auto& o, auto t) {
+      using T = decltype(t);
+      // In place, this rank's piece already sits at its place in the output.
+      if (!c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.send);
+      o.setOutput(static_cast<T*>(c.recv), c.counts.recv);
+      gloo::allgather(o);
     });
   }
 #endif

@@ -36,18 +36,13 @@ class AllReduce final : public Collective {
 #endif
 #ifdef XTK_HAVE_GLOO
   void gloo(const GlooCall& c) const override {
-    run_gloo(*this, c, [&] {
-      with_element_type(c.element, [&](auto t) {
-        using T = decltype(t);
-        gloo::AllreduceOptions o(c.context);
-        o.setAlgorithm(c.all_reduce_algorithm);
-        if (!c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.param);
-        o.setOutput(static_cast<T*>(c.recv), c.counts.param);
-        o.setReduceFunction(*c.reduce);
-        o.setTag(c.tag);
-        o.setTimeout(c.timeout);
-        gloo::allreduce(o);
-      });
+    run_gloo_options<gloo::AllreduceOptions>(*this, c, [&](auto& o, auto t) {
+      using T = decltype(t);
+      o.setAlgorithm(c.all_reduce_algorithm);
+      if (!c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.param);
+      o.setOutput(static_cast<T*>(c.recv), c.counts.param);
+      o.setReduceFunction(*c.reduce);
+      gloo::allreduce(o);
     });
   }
 #endif

@@ -55,16 +55,11 @@ class AllToAll final : public Collective {
 #endif
 #ifdef XTK_HAVE_GLOO
   void gloo(const GlooCall& c) const override {
-    run_gloo(*this, c, [&] {
-      with_element_type(c.element, [&](auto t) {
-        using T = decltype(t);
-        gloo::AlltoallOptions o(c.context);
-        o.setInput(input_pointer<T>(c.send), c.counts.send);
-        o.setOutput(static_cast<T*>(c.recv), c.counts.recv);
-        o.setTag(c.tag);
-        o.setTimeout(c.timeout);
-        gloo::alltoall(o);
-      });
+    run_gloo_options<gloo::AlltoallOptions>(*this, c, [&](auto& o, auto t) {
+      using T = decltype(t);
+      o.setInput(input_pointer<T>(c.send), c.counts.send);
+      o.setOutput(static_cast<T*>(c.recv), c.counts.recv);
+      gloo::alltoall(o);
     });
   }
 #endif

@@ -34,18 +34,13 @@ class Broadcast final : public Collective {
 #endif
 #ifdef XTK_HAVE_GLOO
   void gloo(const GlooCall& c) const override {
-    run_gloo(*this, c, [&] {
-      with_element_type(c.element, [&](auto t) {
-        using T = decltype(t);
-        gloo::BroadcastOptions o(c.context);
-        o.setRoot(c.root);
-        // Only the root may name an input; in place its output holds it.
-        if (c.rank == c.root && !c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.param);
-        o.setOutput(static_cast<T*>(c.recv), c.counts.param);
-        o.setTag(c.tag);
-        o.setTimeout(c.timeout);
-        gloo::broadcast(o);
-      });
+    run_gloo_options<gloo::BroadcastOptions>(*this, c, [&](auto& o, auto t) {
+      using T = decltype(t);
+      o.setRoot(c.root);
+      // Only the root may name an input; in place its output holds it.
+      if (c.rank == c.root && !c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.param);
+      o.setOutput(static_cast<T*>(c.recv), c.counts.param);
+      gloo::broadcast(o);
     });
   }
 #endif

@@ -36,18 +36,13 @@ class Reduce final : public Collective {
 #endif
 #ifdef XTK_HAVE_GLOO
   void gloo(const GlooCall& c) const override {
-    run_gloo(*this, c, [&] {
-      with_element_type(c.element, [&](auto t) {
-        using T = decltype(t);
-        gloo::ReduceOptions o(c.context);
-        o.setRoot(c.root);
-        if (!c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.param);
-        o.setOutput(static_cast<T*>(c.recv), c.counts.param);
-        o.setReduceFunction(*c.reduce);
-        o.setTag(c.tag);
-        o.setTimeout(c.timeout);
-        gloo::reduce(o);
-      });
+    run_gloo_options<gloo::ReduceOptions>(*this, c, [&](auto& o, auto t) {
+      using T = decltype(t);
+      o.setRoot(c.root);
+      if (!c.in_place) o.setInput(input_pointer<T>(c.send), c.counts.param);
+      o.setOutput(static_cast<T*>(c.recv), c.counts.param);
+      o.setReduceFunction(*c.reduce);
+      gloo::reduce(o);
     });
   }
 #endif
