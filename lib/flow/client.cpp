@@ -285,15 +285,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   bool have = feed.next(plan);
   std::vector<SocketAddress> addresses;
   for (const auto& d : shared.destinations) addresses.push_back(d.address);
-  // Bulk streams have no start times to keep, and a SCHED_FIFO stream that
-  // never sleeps takes its CPU from the kernel's processing of its own packets
-  // (over a veth pair it halved xtk's bulk throughput, bench/flow part 1).
-  TimingRequest request = options.timing;
-  if (options.bulk_streams > 0) {
-    request.realtime = false;
-    if (request.cpu_wake_latency_ns == kWakeLatencyAuto) request.cpu_wake_latency_ns = kWakeLatencyNone;
-  }
-  const Timing timing(request, addresses);
+  const Timing timing(options.bulk_streams > 0 ? options.timing.without_start_times() : options.timing, addresses);
   shared.timing = &timing;
   result.timing = timing.to_json();
   if (!timing.lacking().empty()) {

@@ -57,14 +57,17 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
+// The calling thread at the workers' SCHED_FIFO priority, or back to normal.
+bool set_thread_fifo(bool on) {
+  sched_param param{};
+  param.sched_priority = on ? kWorkerPriority : 0;
+  return pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &param) == 0;
+}
+
 // Tried on a thread of its own, so the caller keeps its scheduling.
 bool fifo_permitted() {
   bool permitted = false;
-  std::thread probe([&permitted] {
-    sched_param param{};
-    param.sched_priority = kWorkerPriority;
-    permitted = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
-  });
+  std::thread probe([&permitted] { permitted = set_thread_fifo(true); });
   probe.join();
   return permitted;
 }
@@ -225,22 +228,13 @@ std::string Timing::apply_to_worker(unsigned index) const {
                                     each_own_ ? fmt::format("{}", cpus_[index % cpus_.size()]) : cpu_list_text(cpus_)));
     }
   }
-  if (realtime_) {
-    sched_param param{};
-    param.sched_priority = kWorkerPriority;
-    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) != 0) {
-      refused.emplace_back("SCHED_FIFO refused; running with normal priority");
-    }
-  }
+  if (realtime_ && !set_thread_fifo(true)) refused.emplace_back("SCHED_FIFO refused; running with normal priority");
   if (refused.empty()) return "";
   return fmt::format("worker {}: {}", index, fmt::join(refused, "; "));
 }
 
 void Timing::set_worker_fifo(bool on) const {
-  if (!realtime_) return;
-  sched_param param{};
-  param.sched_priority = on ? kWorkerPriority : 0;
-  pthread_setschedparam(pthread_self(), on ? SCHED_FIFO : SCHED_OTHER, &param);
+  if (realtime_) set_thread_fifo(on);
 }
 
 std::string Timing::describe() const {

@@ -35,6 +35,17 @@ struct TimingRequest {
   CpuPinning pinning = CpuPinning::automatic;
   std::vector<int> cpus;                                // with CpuPinning::list
   std::int64_t cpu_wake_latency_ns = kWakeLatencyAuto;  // or a limit in ns, or kWakeLatencyNone
+
+  // For bulk streams: they have no start times to keep, and a SCHED_FIFO
+  // stream that never sleeps takes its CPU from the kernel's processing of its
+  // own packets (over a veth pair it halved xtk's bulk throughput, bench/flow
+  // part 1). Normal priority, and no PM QoS request unless one was given.
+  TimingRequest without_start_times() const {
+    TimingRequest r = *this;
+    r.realtime = false;
+    if (r.cpu_wake_latency_ns == kWakeLatencyAuto) r.cpu_wake_latency_ns = kWakeLatencyNone;
+    return r;
+  }
 };
 
 // The worker CPUs kept away from the flows' network interrupts. `allowed`:

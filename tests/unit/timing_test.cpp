@@ -48,4 +48,19 @@ TEST(Timing, TurnedOffAskForNothingAndLackNothing) {
   EXPECT_EQ(timing.describe(), "normal priority; workers not pinned: --cpus none; no PM QoS request");
 }
 
+// Bulk streams drop SCHED_FIFO and the automatic PM QoS request, and keep a
+// latency the user gave and the CPU choice.
+TEST(Timing, BulkStreamsKeepNoStartTimes) {
+  TimingRequest r;
+  r.pinning = CpuPinning::list;
+  r.cpus = {1};
+  const auto bulk = r.without_start_times();
+  EXPECT_FALSE(bulk.realtime);
+  EXPECT_EQ(bulk.cpu_wake_latency_ns, kWakeLatencyNone);
+  EXPECT_EQ(bulk.pinning, CpuPinning::list);
+  EXPECT_EQ(bulk.cpus, std::vector<int>{1});
+  r.cpu_wake_latency_ns = 20'000;
+  EXPECT_EQ(r.without_start_times().cpu_wake_latency_ns, 20'000);
+}
+
 }  // namespace xtk
