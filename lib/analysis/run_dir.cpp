@@ -223,6 +223,9 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
   };
   info.iterations = file_list(f.require(files, {"files", "iterations"}), {"files", "iterations"});
   if (const auto* v = f.find(files, {"files", "flows"})) info.flows = file_list(*v, {"files", "flows"});
+  if (const auto* v = f.find(files, {"files", "collectives"})) {
+    info.collectives = file_list(*v, {"files", "collectives"});
+  }
   if (const auto* v = f.find(files, {"files", "counters"})) info.counters = file(*v, {"files", "counters"});
   if (const auto* v = f.find(files, {"files", "training_counters"})) {
     info.training_counters = file(*v, {"files", "training_counters"});
@@ -292,6 +295,7 @@ json run_json_object(const StepInfo& i) {
   }
   json files = {{"iterations", names(i.iterations)}};
   if (!i.flows.empty()) files["flows"] = names(i.flows);
+  if (!i.collectives.empty()) files["collectives"] = names(i.collectives);
   if (!i.counters.empty()) files["counters"] = name(i.counters);
   if (!i.training_counters.empty()) files["training_counters"] = name(i.training_counters);
   if (!i.cross_bins.empty() || !i.training_bins.empty()) {

@@ -69,6 +69,7 @@ struct StepInfo {
   Emulation emulation;
   // Paths of the step's files (joined to dir); empty when absent.
   std::vector<std::string> iterations, flows;
+  std::vector<std::string> collectives;  // per-call arrivals (the straggler table)
   std::string counters;
   std::string training_counters;  // with training_nic
   TrainingNic training_nic;

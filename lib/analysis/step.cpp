@@ -366,6 +366,10 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     const double window_s = static_cast<double>(step.window.end_ns - step.window.start_ns) * 1e-9;
     step.wire_tx_bytes_per_iter = bps / 8 * window_s / static_cast<double>(step.iter_us.size());
   }
+  if (!info.collectives.empty()) {
+    auto s = read_stragglers(info.collectives, info.ranks, options.warmup);
+    if (s.calls > 0) step.stragglers = std::move(s);
+  }
   return step;
 }
 

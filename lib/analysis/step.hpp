@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/run_dir.hpp"
+#include "analysis/stragglers.hpp"
 
 namespace xtk::analysis {
 
@@ -43,7 +44,8 @@ struct Step {
   double wire_tx_bytes_per_iter = 0;
   double measured_load_bps = 0;
   LoadSource load_source = LoadSource::none;
-  std::vector<NodeBandwidth> nodes;  // from training trace bins, sorted by node
+  std::vector<NodeBandwidth> nodes;      // from training trace bins, sorted by node
+  std::optional<Stragglers> stragglers;  // from the collectives files, when the step has them
 
   double capacity_bps() const { return info.bottleneck.link_bps; }
   double available_bps() const { return capacity_bps() - measured_load_bps; }

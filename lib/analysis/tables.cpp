@@ -337,8 +337,8 @@ Experiment load_experiment(const std::string& dir, const TablesOptions& options)
 }
 
 std::vector<std::string> table_names() {
-  return {"iteration_time", "theory",      "congestion_point", "bandwidth",     "fits",
-          "iteration_cdf",  "light_heavy", "equal_load",       "node_bandwidth"};
+  return {"iteration_time", "theory",      "congestion_point", "bandwidth",      "fits",
+          "iteration_cdf",  "light_heavy", "equal_load",       "node_bandwidth", "stragglers"};
 }
 
 std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& options) {
@@ -541,6 +541,18 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
     }
   }
   tables.push_back({"node_bandwidth", "7. Per-node bandwidth during the iterations (trace bins)", std::move(nodes)});
+
+  // The step's measured load beside the arrivals: a slow network or a slow rank.
+  Table stragglers(straggler_columns(
+      {{"model"}, {"profile"}, {"step"}, {"requested_load_pct", 1}, {"measured_load_pct", 1}, {"load_source"}}));
+  for (const auto& s : e.steps) {
+    if (!s.stragglers) continue;
+    add_straggler_rows(stragglers,
+                       {s.info.model, s.info.profile, s.info.step, pct(s.info.load_bps / s.capacity_bps()),
+                        pct(s.measured_load_bps / s.capacity_bps()), std::string(to_string(s.load_source))},
+                       *s.stragglers);
+  }
+  tables.push_back({"stragglers", "8. Stragglers: who arrived last at each bucket all-reduce", std::move(stragglers)});
   return tables;
 }
 

@@ -9,6 +9,7 @@
 //   6 iteration_cdf      per step: CDF points;  light_heavy: ~30 % vs ~80 % across profiles;
 //                        equal_load: the profiles at the heaviest load all of them reached
 //   7 node_bandwidth     per step with trace bins: each training node's bandwidth
+//   8 stragglers         per step with collectives files, per rank: how often last, by how much, waits
 #pragma once
 
 #include <map>

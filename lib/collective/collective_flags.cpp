@@ -47,6 +47,10 @@ void add_flags(CLI::App& app, TrainFlags& f) {
   app.add_option("--start-at", f.start_at, "wall-clock start (Unix seconds or ISO 8601 UTC)");
   app.add_option("-o,--iterations-file", f.iterations_path, "iterations file; {rank} = the process's rank; '' = none")
       ->capture_default_str();
+  app.add_option("--collectives-file", f.collectives_path,
+                 "each bucket all-reduce's arrival and end per rank, on rank 0's clock (the straggler table's "
+                 "input); {rank} as in -o; '' = none")
+      ->capture_default_str();
   app.add_flag("--no-check", f.no_check, "skip the data check after the run");
 }
 
@@ -79,6 +83,7 @@ std::vector<std::string> to_arguments(const JobFlags& j, const TrainFlags& t) {
       .option("--warmup", t.warmup, dt.warmup)
       .option("--start-at", t.start_at, dt.start_at)
       .option("--iterations-file", t.iterations_path, dt.iterations_path)
+      .option("--collectives-file", t.collectives_path, dt.collectives_path)
       .flag("--no-check", t.no_check)
       .list();
 }
@@ -130,6 +135,7 @@ TrainOptions to_options(const TrainFlags& f) {
   if (t.compute_scale < 0) throw UsageError("--compute-scale must not be negative");
   if (!(t.size_scale > 0)) throw UsageError("--size-scale must be above 0");
   t.iterations_path = f.iterations_path;
+  t.collectives_path = f.collectives_path;
   t.check = !f.no_check;
   return t;
 }

@@ -38,7 +38,8 @@ struct TrainFlags {
   double compute_scale = 1.0, size_scale = 1.0;
   std::string compute_mode = "sleep";
   std::uint64_t iterations = 0, warmup = 1;
-  std::string duration, start_at, iterations_path = "iterations-{rank}.csv";
+  std::string duration, start_at, iterations_path = "iterations-{rank}.csv",
+                                  collectives_path = "collectives-{rank}.csv";
   bool no_check = false;
 
   bool operator==(const TrainFlags&) const = default;

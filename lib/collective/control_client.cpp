@@ -134,6 +134,23 @@ bool ControlClient::barrier(const std::string& name, std::int64_t deadline_ns) {
   return await(id, deadline_ns).has_value();
 }
 
+ClockOffset ControlClient::clock_offset(int rounds, std::int64_t deadline_ns) {
+  ClockOffset best{0, -1};
+  for (int k = 0; k < rounds; ++k) {
+    const std::int64_t sent = realtime_ns();
+    const auto id = request(Message{MessageType::clock, 0, 0, "", ""});
+    const auto answer = await(id, deadline_ns);
+    const std::int64_t received = realtime_ns();
+    if (!answer) throw Error(fmt::format("rank 0 at {} did not answer a clock request in time", master_));
+    const std::int64_t rtt = received - sent;
+    if (best.rtt_ns < 0 || rtt < best.rtt_ns) {
+      best.rtt_ns = rtt;
+      best.offset_ns = static_cast<std::int64_t>(answer->number) - (sent + rtt / 2);
+    }
+  }
+  return best;
+}
+
 void ControlClient::fail(FailKind kind, const std::string& reason) {
   send(Message{MessageType::fail, 0, static_cast<std::uint64_t>(kind), "", reason});
 }

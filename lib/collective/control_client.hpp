@@ -20,6 +20,11 @@
 
 namespace xtk::collective {
 
+struct ClockOffset {
+  std::int64_t offset_ns = 0;  // rank 0's clock minus this one's
+  std::int64_t rtt_ns = 0;     // the round trip it came from: the offset is good to half of it
+};
+
 class ControlClient {
  public:
   using AbortHandler = std::function<void(const std::string& reason)>;
@@ -42,6 +47,11 @@ class ControlClient {
   void fail(FailKind kind, const std::string& reason);
   // This rank is done: closing the connection is no longer a failure.
   void bye();
+  // This process's CLOCK_REALTIME offset from rank 0's: add it to a local
+  // time to place it on rank 0's clock. The round trip with the shortest time
+  // of `rounds` (NTP's estimate: rank 0 read its clock halfway through it).
+  // Throws Error when rank 0 does not answer by the deadline.
+  ClockOffset clock_offset(int rounds, std::int64_t deadline_ns);
 
   // The local IP this rank reached rank 0 from: routable to the other ranks.
   const std::string& local_ip() const { return local_ip_; }

@@ -89,6 +89,8 @@ class ControlServer::State {
       case MessageType::bye:
         c.bye = true;
         return;
+      case MessageType::clock:
+        return send(c, Message{MessageType::value, m.id, static_cast<std::uint64_t>(realtime_ns()), "", ""});
       default:
         throw Error(fmt::format("unexpected control message type {}", static_cast<int>(m.type)));
     }

@@ -65,7 +65,7 @@ std::optional<Message> MessageDecoder::next() {
   std::size_t at = offset_ + 4;
   Message m;
   const auto type = static_cast<unsigned char>(buffer_[at]);
-  if (type < static_cast<unsigned char>(MessageType::hello) || type > static_cast<unsigned char>(MessageType::bye)) {
+  if (type < static_cast<unsigned char>(MessageType::hello) || type > static_cast<unsigned char>(MessageType::clock)) {
     throw Error(fmt::format("malformed control message: type {}", type));
   }
   m.type = static_cast<MessageType>(type);

@@ -28,6 +28,7 @@ enum class MessageType : std::uint8_t {
   ping,       // id = ping round
   pong,       // id = ping round, number = progress step, value = where the rank is
   bye,        // this rank finished: its disconnect is not a failure
+  clock,      // id = request. Answered by `value` with number = rank 0's CLOCK_REALTIME (ns) on receipt
 };
 
 // A rank's own error (bad file, ...) vs. a rank that waited on others in vain.

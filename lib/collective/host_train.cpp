@@ -47,6 +47,7 @@ void HostTrainEngine::compute(std::int64_t ns) { host_compute(mode_, ns); }
 void HostTrainEngine::all_reduce(std::size_t bucket) {
   {
     std::lock_guard lock(mutex_);
+    calls_.push_back(CallTiming{0, bucket, realtime_ns(), 0});
     queue_.push_back(bucket);
     ++pending_;
   }
@@ -68,6 +69,8 @@ IterationTiming HostTrainEngine::finish_iteration() {
   IterationTiming t;
   t.comm_ns = comm_ns_;
   t.exposed_ns = std::max<std::int64_t>(0, last_end_ns_ - backward_end);
+  t.calls = std::move(calls_);
+  calls_.clear();
   comm_ns_ = 0;
   return t;
 }
@@ -96,8 +99,14 @@ void HostTrainEngine::comm_loop() {
     } catch (...) {
       error = std::current_exception();
     }
-    const std::int64_t end = monotonic_ns();
+    const std::int64_t end = monotonic_ns(), end_realtime = realtime_ns();
     lock.lock();
+    for (auto& call : calls_) {
+      if (call.bucket == index && call.end_ns == 0) {
+        call.end_ns = end_realtime;
+        break;
+      }
+    }
     comm_ns_ += end - start;
     last_end_ns_ = end;
     --pending_;

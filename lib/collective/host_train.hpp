@@ -48,6 +48,7 @@ class HostTrainEngine : public TrainEngine {
   bool stop_ = false;
   std::exception_ptr error_;
   std::int64_t comm_ns_ = 0, last_end_ns_ = 0;
+  std::vector<CallTiming> calls_;  // this iteration's, in the order issued
   std::thread thread_;
 };
 

@@ -17,6 +17,8 @@ namespace {
 constexpr std::int64_t kVerdictWaitNs = 4'000'000'000;
 // The watchdog's margin over the timeout: the calls' own timeouts fire first.
 constexpr std::int64_t kWatchdogMarginNs = 10'000'000'000;
+// Clock requests on joining; the shortest round trip gives the offset.
+constexpr int kClockRounds = 16;
 
 std::string master_text(const World& w) {
   const bool v6 = w.master_host.find(':') != std::string::npos;
@@ -37,6 +39,7 @@ Job::Job(World world, std::uint32_t ranks_per_process, std::int64_t timeout_ns, 
   }
   client_ = std::make_unique<ControlClient>(master_text(world_), world_.rank, world_.world_size, timeout_ns_, progress_,
                                             [this](const std::string& reason) { die(reason); });
+  clock_ = client_->clock_offset(kClockRounds, deadline());
 }
 
 Job::~Job() = default;

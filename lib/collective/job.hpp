@@ -46,6 +46,9 @@ class Job {
   std::int64_t timeout_ns() const { return timeout_ns_; }
   std::int64_t deadline() const;  // now + timeout, CLOCK_MONOTONIC
   ControlClient& control() { return *client_; }
+  // This process's clock offset from rank 0's, measured on joining: arrival
+  // times in the collectives file are on rank 0's clock.
+  const ClockOffset& clock() const { return clock_; }
   Progress& progress() { return progress_; }
 
   // Every process waits here; throws CollectiveError after the timeout.
@@ -78,6 +81,7 @@ class Job {
   Progress progress_;
   std::unique_ptr<ControlServer> server_;
   std::unique_ptr<ControlClient> client_;
+  ClockOffset clock_;
   std::mutex hook_mutex_;  // the hook is set by the main thread, run by whichever thread aborts
   std::function<void()> abort_hook_;
   std::uint64_t sequence_ = 0;  // names barriers and gathers identically on every rank

@@ -10,6 +10,7 @@
 
 #include "collective/busy_kernel.hpp"
 #include "collective/job.hpp"
+#include "core/clock.hpp"
 
 namespace xtk::collective {
 namespace {
@@ -31,8 +32,10 @@ struct Gpu {
   cudaStream_t compute = nullptr;
   char* gradients = nullptr;
   float* sink = nullptr;
-  cudaEvent_t ready = nullptr, backward_end = nullptr;
-  std::vector<cudaEvent_t> start, end;  // per bucket
+  // origin: the iteration's first work, when the GPU was idle, so host
+  // time then is the GPU's too; arrive (compute stream) and end per bucket.
+  cudaEvent_t origin = nullptr, backward_end = nullptr;
+  std::vector<cudaEvent_t> arrive, start, end;
 };
 
 class NcclTrainEngine : public TrainEngine {
@@ -50,12 +53,12 @@ class NcclTrainEngine : public TrainEngine {
       check_cuda(cudaMemset(g.gradients, 0, plan_.gradient_bytes), "cudaMemset (gradients)");
       check_cuda(cudaMalloc(&memory, sizeof(float)), "cudaMalloc");
       g.sink = static_cast<float*>(memory);
-      check_cuda(cudaEventCreateWithFlags(&g.ready, cudaEventDisableTiming), "cudaEventCreate");
+      check_cuda(cudaEventCreate(&g.origin), "cudaEventCreate");
       check_cuda(cudaEventCreate(&g.backward_end), "cudaEventCreate");
-      g.start.resize(plan_.buckets.size());
-      g.end.resize(plan_.buckets.size());
-      for (auto& e : g.start) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
-      for (auto& e : g.end) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+      for (auto* events : {&g.arrive, &g.start, &g.end}) {
+        events->resize(plan_.buckets.size());
+        for (auto& e : *events) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+      }
       calibrate(g);
       gpus_.push_back(g);
     }
@@ -68,15 +71,17 @@ class NcclTrainEngine : public TrainEngine {
       cudaStreamDestroy(g.compute);
       cudaFree(g.gradients);
       cudaFree(g.sink);
-      cudaEventDestroy(g.ready);
+      cudaEventDestroy(g.origin);
       cudaEventDestroy(g.backward_end);
-      for (auto e : g.start) cudaEventDestroy(e);
-      for (auto e : g.end) cudaEventDestroy(e);
+      for (const auto* events : {&g.arrive, &g.start, &g.end}) {
+        for (auto e : *events) cudaEventDestroy(e);
+      }
     }
   }
 
   void compute(std::int64_t ns) override {
     if (ns <= 0) return;
+    mark_origin();
     // The GPUs' chunks interleaved: a full launch queue on one GPU (about a
     // thousand kernels) blocks the host, and must not hold back the others.
     std::vector<std::int64_t> chunks;
@@ -102,11 +107,13 @@ class NcclTrainEngine : public TrainEngine {
 
   void all_reduce(std::size_t bucket) override {
     const Bucket& b = plan_.buckets[bucket];
+    mark_origin();
+    issued_.push_back(bucket);
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       auto& g = gpus_[i];
       check_cuda(cudaSetDevice(g.device), "cudaSetDevice");
-      check_cuda(cudaEventRecord(g.ready, g.compute), "cudaEventRecord");
-      check_cuda(cudaStreamWaitEvent(context_.streams[i], g.ready, 0), "cudaStreamWaitEvent");
+      check_cuda(cudaEventRecord(g.arrive[bucket], g.compute), "cudaEventRecord");
+      check_cuda(cudaStreamWaitEvent(context_.streams[i], g.arrive[bucket], 0), "cudaStreamWaitEvent");
       check_cuda(cudaEventRecord(g.start[bucket], context_.streams[i]), "cudaEventRecord");
     }
     context_.job.progress().advance();
@@ -132,6 +139,18 @@ class NcclTrainEngine : public TrainEngine {
     }
     context_.wait(streams, "the iteration's bucket all-reduces", gpus_.front().end);
     IterationTiming t;
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      const Gpu& g = gpus_[i];
+      const auto at = [&](cudaEvent_t e) {
+        float ms = 0;
+        check_cuda(cudaEventElapsedTime(&ms, g.origin, e), "cudaEventElapsedTime");
+        return origin_realtime_ns_ + static_cast<std::int64_t>(std::llround(static_cast<double>(ms) * 1e6));
+      };
+      for (std::size_t bucket : issued_)
+        t.calls.push_back(CallTiming{i, bucket, at(g.arrive[bucket]), at(g.end[bucket])});
+    }
+    issued_.clear();
+    origin_pending_ = true;
     for (auto& g : gpus_) {
       double comm_ms = 0;
       for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
@@ -161,6 +180,16 @@ class NcclTrainEngine : public TrainEngine {
   }
 
  private:
+  void mark_origin() {
+    if (!origin_pending_) return;
+    origin_pending_ = false;
+    origin_realtime_ns_ = realtime_ns();
+    for (auto& g : gpus_) {
+      check_cuda(cudaSetDevice(g.device), "cudaSetDevice");
+      check_cuda(cudaEventRecord(g.origin, g.compute), "cudaEventRecord");
+    }
+  }
+
   // The SM clock (cycles per ns) from one long kernel, then what a chunk costs
   // among chunks: each the median of timed runs, after one to warm up.
   static void calibrate(Gpu& g) {
@@ -195,6 +224,9 @@ class NcclTrainEngine : public TrainEngine {
   NcclContext& context_;
   TrainPlan plan_;
   std::vector<Gpu> gpus_;
+  bool origin_pending_ = true;
+  std::int64_t origin_realtime_ns_ = 0;
+  std::vector<std::size_t> issued_;  // this iteration's buckets, in order
 };
 
 }  // namespace

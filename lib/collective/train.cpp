@@ -13,6 +13,7 @@
 #include "collective/train_report.hpp"
 #include "core/clock.hpp"
 #include "core/units.hpp"
+#include "formats/collectives.hpp"
 #include "formats/iterations.hpp"
 
 namespace xtk::collective {
@@ -155,6 +156,7 @@ nlohmann::json TrainOptions::to_json() const {
           {"warmup", warmup},
           {"start_at_realtime_ns", start_at_realtime_ns ? nlohmann::json(*start_at_realtime_ns) : nlohmann::json()},
           {"iterations_path", iterations_path},
+          {"collectives_path", collectives_path},
           {"check", check}};
 }
 
@@ -194,6 +196,17 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
     if (o.size_scale != 1.0) header.emplace_back("size_scale", fmt::format("{}", o.size_scale));
     writer = std::make_unique<IterationWriter>(rank_path(o.iterations_path, job.world().rank), header);
   }
+  std::unique_ptr<CollectiveWriter> calls;
+  if (!o.collectives_path.empty()) {
+    calls = std::make_unique<CollectiveWriter>(
+        rank_path(o.collectives_path, job.world().rank),
+        std::vector<std::pair<std::string, std::string>>{{"generator", fmt::format("xtk-collective {}", XTK_VERSION)},
+                                                         {"model", profile.model},
+                                                         {"ranks", std::to_string(job.nranks())},
+                                                         {"backend", backend.name()},
+                                                         {"clock_offset_ns", std::to_string(job.clock().offset_ns)},
+                                                         {"clock_rtt_ns", std::to_string(job.clock().rtt_ns)}});
+  }
   RankPart part;
   part.bytes_per_iteration = trainer.bytes_sent();
   IterationTiming timing;
@@ -229,6 +242,13 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
                                       static_cast<double>(timing.comm_ns) / 1e3, trainer.bytes_sent()});
       }
     }
+    if (calls) {
+      for (const auto& c : timing.calls) {
+        calls->write(CollectiveRecord{job.first_rank() + c.local, k, c.bucket, "all_reduce",
+                                      trainer.plan().plan.buckets[c.bucket].bytes, c.arrive_ns + job.clock().offset_ns,
+                                      c.end_ns + job.clock().offset_ns});
+      }
+    }
     if (stop) {
       part.interrupted = stop_requested.load() || o.iterations > 0;
       break;
@@ -236,6 +256,7 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
     if (o.iterations > 0 && k + 1 >= o.iterations) break;
   }
   if (writer) writer->close();
+  if (calls) calls->close();
   if (o.check) {
     job.progress().set_where("in the data check after training");
     part.wrong = trainer.check();

@@ -32,7 +32,8 @@ struct TrainOptions {
   std::int64_t duration_ns = 0;
   std::uint64_t warmup = 1;  // iterations run first and not recorded
   std::optional<std::int64_t> start_at_realtime_ns;
-  std::string iterations_path = "iterations-{rank}.csv";  // "" = none; {rank} = the process's rank
+  std::string iterations_path = "iterations-{rank}.csv";    // "" = none; {rank} = the process's rank
+  std::string collectives_path = "collectives-{rank}.csv";  // each bucket's all-reduce; "" = none
   bool check = true;
   nlohmann::json to_json() const;
 };

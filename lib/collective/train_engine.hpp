@@ -27,9 +27,18 @@ struct TrainPlan {
   std::size_t gradient_bytes = 0;
 };
 
+// One bucket's all-reduce on one of this process's ranks, on this process's
+// CLOCK_REALTIME: when the rank's gradients were ready, and when it finished.
+struct CallTiming {
+  std::size_t local = 0;  // the process's rank (-g), 0 for one rank per process
+  std::size_t bucket = 0;
+  std::int64_t arrive_ns = 0, end_ns = 0;
+};
+
 struct IterationTiming {
   std::int64_t comm_ns = 0;     // time some bucket's all-reduce was running
   std::int64_t exposed_ns = 0;  // communication after the backward compute ended: not overlapped
+  std::vector<CallTiming> calls;
 };
 
 class TrainEngine {

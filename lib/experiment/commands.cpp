@@ -196,6 +196,7 @@ std::vector<std::string> training_command(const ExperimentConfig& c, const StepP
   train.compute_scale = c.training.compute_scale * time_scale(c);
   train.size_scale = byte_scale(c);
   train.iterations_path = launch.iterations_path;
+  train.collectives_path = launch.collectives_path;
   // GPU ranks compute on their GPU; the CPU modes are for Gloo ranks.
   if (c.training.backend == "gloo") train.compute_mode = c.training.compute_mode;
   if (launch.start_realtime_ns > 0) train.start_at = instant_text(launch.start_realtime_ns);

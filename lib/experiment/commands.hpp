@@ -48,6 +48,7 @@ struct RankLaunch {
   std::string master;                  // rank 0's HOST:PORT
   std::int64_t start_realtime_ns = 0;  // the common start of recorded iterations; 0: none
   std::string iterations_path;         // may hold {rank}
+  std::string collectives_path;        // may hold {rank}
   std::uint32_t local_rank = 0;        // the rank's place on its host: picks its GPU
   // The testbed's NIC, when ranks share a host that also has faster paths
   // (NVLink, shared memory): NCCL is then confined to it. Empty: NCCL as the

@@ -36,6 +36,16 @@ class NetnsExecutor final : public Executor {
     bottleneck.host = 0;
     bottleneck.rate_bps = config.link_bps;
     spec.shaping.push_back(bottleneck);
+    // Every other host NIC runs at the link rate too, as on the seed's switch:
+    // a burst leaves its sender no faster than the link and queues there first,
+    // not all at once in the bottleneck's queue.
+    for (std::size_t h = 0; h < hosts; ++h) {
+      if (config.configuration == Configuration::A && h == bottleneck.host) continue;
+      Shaping nic = bottleneck;
+      nic.where = Shaping::Where::nic;
+      nic.host = h;
+      spec.shaping.push_back(nic);
+    }
     testbed_ = std::make_unique<Testbed>(spec);
   }
 
@@ -56,7 +66,8 @@ class NetnsExecutor final : public Executor {
             {"testbed", spec.name},
             {"hosts", spec.hosts},
             {"bottleneck", fmt::format("{}:h0 {:.0f} bit/s ({})", s.where == Shaping::Where::port ? "port" : "nic",
-                                       s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")}};
+                                       s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")},
+            {"host_links", fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)}};
   }
 
  private:

@@ -125,6 +125,7 @@ class Step {
       launch.master = fmt::format("{}:{}", ex_.address(0), master_port);
       launch.start_realtime_ns = training_start;
       launch.iterations_path = file("iterations-{rank}.csv");
+      launch.collectives_path = file("collectives-{rank}.csv");
       // On one machine every rank is a local rank of it, and NCCL would
       // otherwise reach the others over NVLink or shared memory.
       if (ex_.one_machine()) {
@@ -244,7 +245,13 @@ class Step {
     info.bottleneck.link_bps = c_.link_bps;
     info.bottleneck.host = ex_.address(0);
     info.bottleneck.payload_share = ex_.payload_share().value_or(1.0);
-    for (std::uint32_t r = 0; r < ranks_; ++r) info.iterations.push_back(file(fmt::format("iterations-{}.csv", r)));
+    for (std::uint32_t r = 0; r < ranks_; ++r) {
+      info.iterations.push_back(file(fmt::format("iterations-{}.csv", r)));
+      // A training `command` of the user's own writes none.
+      if (fs::exists(file(fmt::format("collectives-{}.csv", r)))) {
+        info.collectives.push_back(file(fmt::format("collectives-{}.csv", r)));
+      }
+    }
     if (cross_traffic()) {
       info.flows = {file("flows.csv")};
       if (!c_.capture.counter_period.empty() && fs::exists(file("counters.csv"))) {

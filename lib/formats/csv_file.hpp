@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace xtk {
@@ -84,6 +86,31 @@ class RunCsv {
   std::vector<std::string> unquoted_;  // storage of quoted fields, one per column
   std::uint64_t line_ = 0;
   std::uint64_t column_line_ = 0;
+};
+
+// The writer side: the magic line, the format version, `# key=value` lines
+// and the column line, then rows, handed to the kernel at least every second
+// so a run that is killed loses at most its last second.
+class RunCsvWriter {
+ public:
+  // `what` names the file in errors ("the iterations file").
+  RunCsvWriter(const std::string& path, std::string_view what, std::string_view magic,
+               const std::vector<std::pair<std::string, std::string>>& header, std::string_view columns);
+  ~RunCsvWriter();  // closes; an error then is printed, not thrown
+  RunCsvWriter(const RunCsvWriter&) = delete;
+  RunCsvWriter& operator=(const RunCsvWriter&) = delete;
+
+  // Append one row (with its newline) here, then call wrote().
+  std::string& buffer() { return buffer_; }
+  void wrote();
+  void close();
+
+ private:
+  void flush();
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::string buffer_;
+  std::int64_t last_flush_ns_ = 0;
 };
 
 // Strict whole-token number parsing shared by the readers.

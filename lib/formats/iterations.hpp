@@ -10,12 +10,13 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "formats/csv_file.hpp"
 
 namespace xtk {
 
@@ -31,19 +32,11 @@ struct IterationRecord {
 class IterationWriter {
  public:
   IterationWriter(const std::string& path, const std::vector<std::pair<std::string, std::string>>& header);
-  ~IterationWriter();
-  IterationWriter(const IterationWriter&) = delete;
-  IterationWriter& operator=(const IterationWriter&) = delete;
-
   void write(const IterationRecord& record);
-  void close();
+  void close() { out_.close(); }
 
  private:
-  void flush();
-  std::string path_;
-  std::FILE* file_ = nullptr;
-  std::string buffer_;
-  std::int64_t last_flush_ns_ = 0;
+  RunCsvWriter out_;
 };
 
 // Checks: end >= start, iter_us > 0, comm_us >= 0, `iter` strictly

@@ -1,6 +1,6 @@
 // libFuzzer target: the run-directory readers of lib/analysis (iterations,
-// flow records in CSV and JSON Lines, counters, trace bins, the model table,
-// run.json) and the measured-load code on top of them, on arbitrary bytes.
+// collectives, flow records in CSV and JSON Lines, counters, trace bins, the
+// model table, run.json) and the measured-load code on top of them, on arbitrary bytes.
 //
 // Bad input must end in xtk::Error (InputError); anything else that escapes,
 // a sanitizer report, or a row that breaks the invariants below is a bug.
@@ -17,6 +17,7 @@
 #include "analysis/run_dir.hpp"
 #include "analysis/step.hpp"
 #include "core/error.hpp"
+#include "formats/collectives.hpp"
 #include "formats/counters.hpp"
 #include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
@@ -47,6 +48,17 @@ const an::Window kWindows[] = {{0, std::numeric_limits<std::int64_t>::max()}, {1
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+
+  rejected_is_fine([&] {
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> last_call;
+    xtk::read_collectives(text, "fuzz", 0, [&](const xtk::CollectiveRecord& r) {
+      check(r.end_ns >= r.arrive_ns && r.arrive_ns >= 0 && !r.collective.empty());
+      const std::pair<std::uint64_t, std::uint64_t> at{r.iter, r.index};
+      const auto [it, first] = last_call.try_emplace(r.rank, at);
+      check(first || at > it->second);
+      it->second = at;
+    });
+  });
 
   rejected_is_fine([&] {
     std::map<std::uint64_t, std::uint64_t> last_iter;

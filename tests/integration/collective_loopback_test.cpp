@@ -11,6 +11,7 @@
 #include <map>
 
 #include "collective_ranks.hpp"
+#include "common/run_tool.hpp"
 
 namespace xtk::collective {
 namespace {
@@ -175,6 +176,55 @@ TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
   const auto provenance = json_in(ranks.log(0))["provenance"];
   EXPECT_EQ(provenance["command_line"][1], "train");
   EXPECT_FALSE(provenance["git_revision"].get<std::string>().empty());
+}
+
+// Issue 17's acceptance: one rank's compute 1.5 times the others' makes it
+// the last to arrive at (nearly) every bucket all-reduce, and xtk-analyze's
+// straggler table says so from the collectives files alone.
+TEST_F(CollectiveLoopback, StragglerTableNamesTheRankSlowedOnPurpose) {
+  const auto port = next_port();
+  constexpr std::size_t kSlow = 1;
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    std::vector<std::string> args{"--model",
+                                  kTiny,
+                                  "--iters",
+                                  "20",
+                                  "--compute",
+                                  "20ms",
+                                  "-o",
+                                  "",
+                                  "--collectives-file",
+                                  file("calls-{rank}.csv"),
+                                  "--timeout",
+                                  "20s",
+                                  "--no-check"};
+    if (r == kSlow) args.insert(args.end(), {"--compute-scale", "1.5"});
+    return rank_argv(r, 3, port, "train", args);
+  });
+  for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+  const std::string calls = read_text(file("calls-0.csv"));
+  EXPECT_EQ(calls.rfind("# xtk-collectives\n# format_version=1\n", 0), 0u) << calls;
+  EXPECT_NE(calls.find("\n# clock_offset_ns="), std::string::npos) << calls;
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), '\n'), 8 + 1 + 20 * 2)
+      << calls;  // 8 header lines, columns, 2 buckets
+
+  const auto result = xtk::testing::run_tool_command(
+      XTK_ANALYZE_BIN,
+      fmt::format("stragglers --json {} {} {}", file("calls-0.csv"), file("calls-1.csv"), file("calls-2.csv")));
+  ASSERT_EQ(result.status, 0) << result.out;
+  const auto rows = json_in(result.out)["tables"]["stragglers"];
+  ASSERT_EQ(rows.size(), 3u) << result.out;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["calls"], 40) << row;
+    if (row["rank"] == kSlow) {
+      EXPECT_GE(row["last_share"].get<double>(), 0.9) << result.out;
+      EXPECT_GT(row["last_by_us"].get<double>(), 1000.0) << row;  // its compute is ms longer
+      EXPECT_LT(row["wait_us"].get<double>(), 1.0) << row;        // it waits for no one
+    } else {
+      EXPECT_GT(row["wait_us"].get<double>(), 1000.0) << row;
+    }
+    EXPECT_GT(row["lost_share"].get<double>(), 0.1) << row;
+  }
 }
 
 TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {

@@ -63,6 +63,7 @@ TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
     EXPECT_EQ(run_json(s)["status"], "ok");
     EXPECT_TRUE(fs::exists(s / "iterations-0.csv"));
     EXPECT_TRUE(fs::exists(s / "iterations-1.csv"));
+    EXPECT_EQ(run_json(s)["files"]["collectives"], (nlohmann::json{"collectives-0.csv", "collectives-1.csv"}));
   }
   const fs::path loaded = fs::path(exp()) / "tiny-mlp/consistent/step01";
   for (const char* f : {"flows.csv", "counters.csv", "schedule.csv"}) EXPECT_TRUE(fs::exists(loaded / f)) << f;
@@ -77,6 +78,10 @@ TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
   EXPECT_FALSE(provenance["xtk"]["git_revision"].get<std::string>().empty());
   EXPECT_TRUE(fs::exists(fs::path(exp()) / "tables" / "iteration_time.csv"));
   EXPECT_NE(result.output.find("Iteration time per cross-traffic step"), std::string::npos);
+  EXPECT_NE(result.output.find("8. Stragglers"), std::string::npos);
+  // Every host NIC runs at the link rate, as on the seed's switch.
+  EXPECT_EQ(run_json(loaded)["executor"]["host_links"], "every host NIC 200000000 bit/s (htb)")
+      << run_json(loaded)["executor"];
   // Its own testbed (other tests' may run beside it): named in run.json.
   const std::string testbed = run_json(fs::path(exp()) / "tiny-mlp/none/step00")["executor"]["testbed"];
   ASSERT_FALSE(testbed.empty());

@@ -17,6 +17,7 @@
 #include "core/cli.hpp"
 #include "core/units.hpp"
 #include "flows_command.hpp"
+#include "stragglers_command.hpp"
 
 namespace {
 
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "  xtk-analyze predict gpt --layers 24 --hidden 2048 --seq 2048 --vocab 51200 --global-batch 512 \\\n"
       "      --tp 2 --pp 4 --dp 8 --peak 989T --bw-tp 2.4T --bw-pp 200G --bw-dp 200G\n"
       "  xtk-analyze predict dp --model resnet50 --ranks 4 --compute-time 180ms --bw 25G\n"
-      "  xtk-analyze flows h0-flows.csv h2-flows.csv",
+      "  xtk-analyze flows h0-flows.csv h2-flows.csv\n"
+      "  xtk-analyze stragglers collectives-*.csv",
       "xtk-analyze"};
   app.set_version_flag("--version", std::string("xtk-analyze ") + XTK_VERSION);
   app.require_subcommand(1);
@@ -146,6 +148,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
 
   const auto run_capture_command = add_capture_commands(app);
   const auto run_flows_command = add_flows_command(app);
+  const auto run_stragglers_command = add_stragglers_command(app);
 
   return xtk::run_tool(app, argc, argv, [&] {
     if (tables->parsed()) run_tables(t);
@@ -153,5 +156,6 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     if (dp->parsed()) run_predict_dp(d);
     run_capture_command();
     run_flows_command();
+    run_stragglers_command();
   });
 }

@@ -159,6 +159,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
         train.iterations_path.find("{rank}") == std::string::npos) {
       throw xtk::UsageError("-o: with several processes the path needs {rank}, e.g. iterations-{rank}.csv");
     }
+    if (world.world_size > 1 && !train.collectives_path.empty() &&
+        train.collectives_path.find("{rank}") == std::string::npos) {
+      throw xtk::UsageError(
+          "--collectives-file: with several processes the path needs {rank}, e.g. collectives-{rank}.csv");
+    }
     const auto profile = xc::read_profile(xc::find_profile(train_flags.model));
     xc::compute_times(train, profile);  // usage errors now
     const auto& stop = xtk::stop_requested();

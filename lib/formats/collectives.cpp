@@ -1,0 +1,57 @@
+#include "formats/collectives.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <map>
+
+#include "core/error.hpp"
+
+namespace xtk {
+namespace {
+constexpr std::string_view kColumns = "rank,iter,index,collective,bytes,arrive_ns,end_ns";
+}
+
+CollectiveWriter::CollectiveWriter(const std::string& path,
+                                   const std::vector<std::pair<std::string, std::string>>& header)
+    : out_(path, "the collectives file", "xtk-collectives", header, kColumns) {}
+
+void CollectiveWriter::write(const CollectiveRecord& r) {
+  fmt::format_to(std::back_inserter(out_.buffer()), "{},{},{},{},{},{},{}\n", r.rank, r.iter, r.index, r.collective,
+                 r.bytes, r.arrive_ns, r.end_ns);
+  out_.wrote();
+}
+
+void read_collectives(std::string_view content, const std::string& source, std::uint64_t ranks,
+                      const std::function<void(const CollectiveRecord&)>& row) {
+  RunCsv csv(content, source, "xtk-collectives", kColumns);
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> last;  // per rank: (iter, index)
+  CollectiveRecord r;
+  while (csv.next()) {
+    r.rank = csv.unsigned_field(0, "rank");
+    r.iter = csv.unsigned_field(1, "iter");
+    r.index = csv.unsigned_field(2, "index");
+    r.collective = csv.token_field(3, "collective");
+    r.bytes = csv.unsigned_field(4, "bytes");
+    r.arrive_ns = csv.time_field(5, "arrive_ns");
+    r.end_ns = csv.time_field(6, "end_ns");
+    if (ranks > 0 && r.rank >= ranks) {
+      csv.fail(fmt::format("rank {} is not below the job's {} ranks (\"ranks\" in run.json)", r.rank, ranks));
+    }
+    if (r.end_ns < r.arrive_ns) csv.fail(fmt::format("end_ns {} is before arrive_ns {}", r.end_ns, r.arrive_ns));
+    const std::pair<std::uint64_t, std::uint64_t> at{r.iter, r.index};
+    const auto [it, first] = last.try_emplace(r.rank, at);
+    if (!first) {
+      if (at <= it->second) {
+        csv.fail(
+            fmt::format("iter {} index {} of rank {} comes after iter {} index {}: a rank's calls must be in "
+                        "increasing order",
+                        r.iter, r.index, r.rank, it->second.first, it->second.second));
+      }
+      it->second = at;
+    }
+    row(r);
+  }
+}
+
+}  // namespace xtk
