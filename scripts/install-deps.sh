@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ make pkg-config
-  libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev zlib1g-dev   # zlib: gzip-compressed PyTorch traces
   clang libclang-rt-14-dev clang-format clang-tidy   # fuzzing, formatting, linting
   iproute2                                          # network-namespace tests
   libgsl-dev python3-matplotlib python3-pandas      # xtk-analyze fits, analysis/ plots

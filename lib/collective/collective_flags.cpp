@@ -54,11 +54,13 @@ void add_flags(CLI::App& app, TrainFlags& f) {
   app.add_flag("--no-check", f.no_check, "skip the data check after the run");
 }
 
-std::vector<std::string> to_arguments(const JobFlags& j, const TrainFlags& t) {
+namespace {
+
+// The flags before the subcommand.
+Arguments job_arguments(const JobFlags& j) {
   const JobFlags dj;
-  const TrainFlags dt;
-  return Arguments()
-      .option("--backend", j.backend, dj.backend)
+  Arguments a;
+  a.option("--backend", j.backend, dj.backend)
       .option("--ngpus", j.gpus, dj.gpus)
       .option("--rank", j.rank)
       .option("--world-size", j.world_size)
@@ -68,7 +70,15 @@ std::vector<std::string> to_arguments(const JobFlags& j, const TrainFlags& t) {
       .option("--timeout", j.timeout, dj.timeout)
       .option("--gloo-algorithm", j.gloo_algorithm, dj.gloo_algorithm)
       .option("--gloo-iface", j.gloo_iface, dj.gloo_iface)
-      .flag("--json", j.json)
+      .flag("--json", j.json);
+  return a;
+}
+
+}  // namespace
+
+std::vector<std::string> to_arguments(const JobFlags& j, const TrainFlags& t) {
+  const TrainFlags dt;
+  return job_arguments(j)
       .word("train")
       .option("--model", t.model, dt.model)
       .option("--bucket", t.bucket, dt.bucket)
@@ -138,6 +148,62 @@ TrainOptions to_options(const TrainFlags& f) {
   t.collectives_path = f.collectives_path;
   t.check = !f.no_check;
   return t;
+}
+
+void add_flags(CLI::App& app, ReplayFlags& f) {
+  app.add_option("--trace", f.trace,
+                 "torch.profiler.ExecutionTraceObserver JSON (.gz too); {rank} = this process's rank")
+      ->capture_default_str();
+  app.add_option("--kineto", f.kineto,
+                 "the profiler's Kineto trace of the same iterations: the GPU compute between the calls ({rank} as "
+                 "in --trace; without it the calls run back to back)");
+  app.add_option("--compute-scale", f.compute_scale, "multiply the recorded compute")->capture_default_str();
+  app.add_option("--size-scale", f.size_scale, "multiply every call's elements (0.04 emulates a 25G network on 1G)")
+      ->capture_default_str();
+  app.add_option("--compute-mode", f.compute_mode, "CPU ranks: sleep, or busy (a spinning core)")
+      ->capture_default_str();
+  app.add_option("--iters", f.iterations, "iterations to record")->capture_default_str();
+  app.add_option("--warmup", f.warmup, "iterations first run and not recorded")->capture_default_str();
+  app.add_option("--start-at", f.start_at, "wall-clock start (Unix seconds or ISO 8601 UTC)");
+  app.add_option("-o,--iterations-file", f.iterations_path, "iterations file; {rank} = the process's rank; '' = none")
+      ->capture_default_str();
+  app.add_option("--collectives-file", f.collectives_path,
+                 "each call's arrival and end per rank, on rank 0's clock; {rank} as in -o; '' = none")
+      ->capture_default_str();
+}
+
+std::vector<std::string> to_arguments(const JobFlags& j, const ReplayFlags& r) {
+  const ReplayFlags dr;
+  return job_arguments(j)
+      .word("replay")
+      .option("--trace", r.trace, dr.trace)
+      .option("--kineto", r.kineto, dr.kineto)
+      .option("--compute-scale", r.compute_scale, dr.compute_scale)
+      .option("--size-scale", r.size_scale, dr.size_scale)
+      .option("--compute-mode", r.compute_mode, dr.compute_mode)
+      .option("--iters", r.iterations, dr.iterations)
+      .option("--warmup", r.warmup, dr.warmup)
+      .option("--start-at", r.start_at, dr.start_at)
+      .option("--iterations-file", r.iterations_path, dr.iterations_path)
+      .option("--collectives-file", r.collectives_path, dr.collectives_path)
+      .list();
+}
+
+ReplayOptions to_options(const ReplayFlags& f) {
+  ReplayOptions r;
+  r.trace = f.trace;
+  r.kineto = f.kineto;
+  if (f.compute_scale < 0) throw UsageError("--compute-scale must not be negative");
+  if (!(f.size_scale > 0)) throw UsageError("--size-scale must be above 0");
+  if (f.iterations == 0) throw UsageError("--iters must be at least 1");
+  r.compute_scale = f.compute_scale;
+  r.size_scale = f.size_scale;
+  r.iterations = f.iterations;
+  r.warmup = f.warmup;
+  if (!f.start_at.empty()) r.start_at_realtime_ns = parse_flag("--start-at", f.start_at, parse_wall_clock_ns);
+  r.iterations_path = f.iterations_path;
+  r.collectives_path = f.collectives_path;
+  return r;
 }
 
 }  // namespace xtk::collective

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collective/backend.hpp"
+#include "collective/replay.hpp"
 #include "collective/train.hpp"
 #include "collective/world.hpp"
 
@@ -45,12 +46,25 @@ struct TrainFlags {
   bool operator==(const TrainFlags&) const = default;
 };
 
+struct ReplayFlags {
+  std::string trace = "et-rank{rank}.json", kineto;
+  double compute_scale = 1.0, size_scale = 1.0;
+  std::string compute_mode = "sleep";
+  std::uint64_t iterations = 20, warmup = 2;
+  std::string start_at, iterations_path = "iterations-{rank}.csv", collectives_path = "collectives-{rank}.csv";
+
+  bool operator==(const ReplayFlags&) const = default;
+};
+
 // On the tool itself (before the subcommand).
 void add_flags(CLI::App& app, JobFlags& flags);
 // On the `train` subcommand.
 void add_flags(CLI::App& train, TrainFlags& flags);
 // "... train ...": the arguments after `xtk-collective`.
 std::vector<std::string> to_arguments(const JobFlags& job, const TrainFlags& train);
+// On the `replay` subcommand, and "... replay ...".
+void add_flags(CLI::App& replay, ReplayFlags& flags);
+std::vector<std::string> to_arguments(const JobFlags& job, const ReplayFlags& replay);
 
 // Throw UsageError naming the flag.
 WorldFlags to_world_flags(const JobFlags& flags);
@@ -58,5 +72,6 @@ WorldFlags to_world_flags(const JobFlags& flags);
 BackendOptions to_backend_options(const JobFlags& job, const std::string& compute_mode);
 std::int64_t to_timeout_ns(const JobFlags& flags);
 TrainOptions to_options(const TrainFlags& flags);
+ReplayOptions to_options(const ReplayFlags& flags);
 
 }  // namespace xtk::collective

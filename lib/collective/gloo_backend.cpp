@@ -121,19 +121,28 @@ class GlooBackend : public Backend {
   }
 
   std::unique_ptr<TrainEngine> train_engine(const TrainPlan& plan) override {
-    return std::make_unique<HostTrainEngine>(plan, options_.compute, job_.timeout_ns(),
-                                             [this](void* data, std::size_t count, DataType type) {
-                                               const ReduceFn reduce = gloo_reduce_function(type, ReduceOp::sum);
-                                               GlooCall c = gloo_call(type);
-                                               c.counts = {.send = count, .recv = count, .param = count};
-                                               c.send = data;
-                                               c.recv = data;
-                                               c.in_place = true;
-                                               c.reduce = &reduce;
-                                               c.tag = tag_++;
-                                               job_.progress().advance();
-                                               find_collective("all-reduce").gloo(c);
-                                             });
+    return std::make_unique<HostTrainEngine>(
+        plan, options_.compute, job_.timeout_ns(), [this](const Bucket& b, char* buffer) {
+          const Collective& collective = b.collective != nullptr ? *b.collective : find_collective("all-reduce");
+          const ReduceFn reduce = collective.reduces() ? gloo_reduce_function(b.type, ReduceOp::sum) : ReduceFn{};
+          GlooCall c = gloo_call(b.type);
+          char* data = buffer + b.offset_bytes;
+          if (b.collective == nullptr) {
+            c.counts = {.send = b.count(), .recv = b.count(), .param = b.count()};
+            c.send = data;
+            c.recv = data;
+            c.in_place = true;
+          } else {
+            c.counts = b.counts;
+            c.send = data;
+            c.recv = data + b.counts.send * c.element;
+            c.root = static_cast<int>(b.root);
+          }
+          c.reduce = &reduce;
+          c.tag = tag_++;
+          job_.progress().advance();
+          collective.gloo(c);
+        });
   }
 
  private:

@@ -25,11 +25,11 @@ void host_compute(ComputeMode mode, std::int64_t ns) {
   }
 }
 
-HostTrainEngine::HostTrainEngine(TrainPlan plan, ComputeMode mode, std::int64_t timeout_ns, AllReduceFn all_reduce)
+HostTrainEngine::HostTrainEngine(TrainPlan plan, ComputeMode mode, std::int64_t timeout_ns, CallFn call)
     : plan_(std::move(plan)),
       mode_(mode),
       timeout_ns_(timeout_ns),
-      all_reduce_(std::move(all_reduce)),
+      call_(std::move(call)),
       gradients_(plan_.gradient_bytes),
       thread_([this] { comm_loop(); }) {}
 
@@ -44,7 +44,7 @@ HostTrainEngine::~HostTrainEngine() {
 
 void HostTrainEngine::compute(std::int64_t ns) { host_compute(mode_, ns); }
 
-void HostTrainEngine::all_reduce(std::size_t bucket) {
+void HostTrainEngine::issue(std::size_t bucket) {
   {
     std::lock_guard lock(mutex_);
     calls_.push_back(CallTiming{0, bucket, realtime_ns(), 0});
@@ -54,18 +54,23 @@ void HostTrainEngine::all_reduce(std::size_t bucket) {
   changed_.notify_all();
 }
 
-IterationTiming HostTrainEngine::finish_iteration() {
-  const std::int64_t backward_end = monotonic_ns();
+void HostTrainEngine::wait_issued() {
   std::unique_lock lock(mutex_);
-  // Gloo's own timeout fires first per all-reduce; this bounds the whole queue.
+  // Gloo's own timeout fires first per call; this bounds the whole queue.
   const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns_) +
                      std::chrono::nanoseconds(timeout_ns_) * static_cast<std::int64_t>(queue_.size());
   changed_.wait_until(lock, until, [&] { return pending_ == 0 || error_ != nullptr; });
   if (error_) std::rethrow_exception(error_);
   if (pending_ != 0) {
-    throw CollectiveError(fmt::format("{} bucket all-reduce(s) still running after {:.0f} s", pending_,
-                                      static_cast<double>(timeout_ns_) / 1e9));
+    throw CollectiveError(
+        fmt::format("{} collective(s) still running after {:.0f} s", pending_, static_cast<double>(timeout_ns_) / 1e9));
   }
+}
+
+IterationTiming HostTrainEngine::finish_iteration() {
+  const std::int64_t backward_end = monotonic_ns();
+  wait_issued();
+  std::lock_guard lock(mutex_);
   IterationTiming t;
   t.comm_ns = comm_ns_;
   t.exposed_ns = std::max<std::int64_t>(0, last_end_ns_ - backward_end);
@@ -95,7 +100,7 @@ void HostTrainEngine::comm_loop() {
     const std::int64_t start = monotonic_ns();
     std::exception_ptr error;
     try {
-      all_reduce_(gradients_.data() + bucket.offset_bytes, bucket.count(), bucket.type);
+      call_(bucket, gradients_.data());
     } catch (...) {
       error = std::current_exception();
     }

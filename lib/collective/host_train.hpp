@@ -1,7 +1,7 @@
 // The training engine of a CPU backend: compute runs in the calling thread
 // (sleep, or a busy loop to load the core), and a communication thread runs
-// the bucket all-reduces one after the other as they are issued, like the
-// comm stream of a GPU.
+// the collectives one after the other as they are issued, like the comm
+// stream of a GPU.
 #pragma once
 
 #include <condition_variable>
@@ -22,13 +22,14 @@ void host_compute(ComputeMode mode, std::int64_t ns);
 
 class HostTrainEngine : public TrainEngine {
  public:
-  // Blocking all-reduce (sum) of `count` elements at `data`; throws CollectiveError.
-  using AllReduceFn = std::function<void(void* data, std::size_t count, DataType type)>;
-  HostTrainEngine(TrainPlan plan, ComputeMode mode, std::int64_t timeout_ns, AllReduceFn all_reduce);
+  // Runs `bucket`'s collective (blocking) on its slice of `buffer`; throws CollectiveError.
+  using CallFn = std::function<void(const Bucket& bucket, char* buffer)>;
+  HostTrainEngine(TrainPlan plan, ComputeMode mode, std::int64_t timeout_ns, CallFn call);
   ~HostTrainEngine() override;
 
   void compute(std::int64_t ns) override;
-  void all_reduce(std::size_t bucket) override;
+  void issue(std::size_t bucket) override;
+  void wait_issued() override;
   IterationTiming finish_iteration() override;
   void write_gradients(std::size_t local, std::size_t offset, const void* data, std::size_t bytes) override;
   void read_gradients(std::size_t local, std::size_t offset, void* data, std::size_t bytes) override;
@@ -38,7 +39,7 @@ class HostTrainEngine : public TrainEngine {
   TrainPlan plan_;
   ComputeMode mode_;
   std::int64_t timeout_ns_;
-  AllReduceFn all_reduce_;
+  CallFn call_;
   std::vector<char> gradients_;
 
   std::mutex mutex_;

@@ -35,6 +35,7 @@ struct Gpu {
   // origin: the iteration's first work, when the GPU was idle, so host
   // time then is the GPU's too; arrive (compute stream) and end per bucket.
   cudaEvent_t origin = nullptr, backward_end = nullptr;
+  cudaEvent_t joined = nullptr;  // wait_issued: the comm stream so far
   std::vector<cudaEvent_t> arrive, start, end;
 };
 
@@ -55,6 +56,7 @@ class NcclTrainEngine : public TrainEngine {
       g.sink = static_cast<float*>(memory);
       check_cuda(cudaEventCreate(&g.origin), "cudaEventCreate");
       check_cuda(cudaEventCreate(&g.backward_end), "cudaEventCreate");
+      check_cuda(cudaEventCreateWithFlags(&g.joined, cudaEventDisableTiming), "cudaEventCreate");
       for (auto* events : {&g.arrive, &g.start, &g.end}) {
         events->resize(plan_.buckets.size());
         for (auto& e : *events) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
@@ -73,6 +75,7 @@ class NcclTrainEngine : public TrainEngine {
       cudaFree(g.sink);
       cudaEventDestroy(g.origin);
       cudaEventDestroy(g.backward_end);
+      cudaEventDestroy(g.joined);
       for (const auto* events : {&g.arrive, &g.start, &g.end}) {
         for (auto e : *events) cudaEventDestroy(e);
       }
@@ -105,7 +108,7 @@ class NcclTrainEngine : public TrainEngine {
     }
   }
 
-  void all_reduce(std::size_t bucket) override {
+  void issue(std::size_t bucket) override {
     const Bucket& b = plan_.buckets[bucket];
     mark_origin();
     issued_.push_back(bucket);
@@ -120,13 +123,37 @@ class NcclTrainEngine : public TrainEngine {
     if (gpus_.size() > 1) check_nccl(ncclGroupStart(), "ncclGroupStart");
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       char* data = gpus_[i].gradients + b.offset_bytes;
-      check_nccl(
-          ncclAllReduce(data, data, b.count(), nccl_type(b.type), ncclSum, context_.comms[i], context_.streams[i]),
-          "ncclAllReduce");
+      if (b.collective == nullptr) {
+        check_nccl(
+            ncclAllReduce(data, data, b.count(), nccl_type(b.type), ncclSum, context_.comms[i], context_.streams[i]),
+            "ncclAllReduce");
+        continue;
+      }
+      NcclCall c;
+      c.element = data_type_size(b.type);
+      c.send = data;
+      c.recv = data + b.counts.send * c.element;
+      c.count = b.counts.param;
+      c.type = nccl_type(b.type);
+      c.root = static_cast<int>(b.root);
+      c.rank = static_cast<int>(context_.job.first_rank() + i);
+      c.nranks = static_cast<int>(context_.job.nranks());
+      c.comm = context_.comms[i];
+      c.stream = context_.streams[i];
+      b.collective->nccl(c);
     }
-    if (gpus_.size() > 1) check_nccl(ncclGroupEnd(), "ncclAllReduce (group)");
+    if (gpus_.size() > 1) check_nccl(ncclGroupEnd(), "ncclGroupEnd");
     for (std::size_t i = 0; i < gpus_.size(); ++i) {
       check_cuda(cudaEventRecord(gpus_[i].end[bucket], context_.streams[i]), "cudaEventRecord");
+    }
+  }
+
+  void wait_issued() override {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      auto& g = gpus_[i];
+      check_cuda(cudaSetDevice(g.device), "cudaSetDevice");
+      check_cuda(cudaEventRecord(g.joined, context_.streams[i]), "cudaEventRecord");
+      check_cuda(cudaStreamWaitEvent(g.compute, g.joined, 0), "cudaStreamWaitEvent");
     }
   }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -53,14 +54,6 @@ std::vector<char> vote(DataType type, bool stop) {
   return bytes;
 }
 
-std::string rank_path(const std::string& pattern, std::uint32_t rank) {
-  std::string path = pattern;
-  for (auto at = path.find("{rank}"); at != std::string::npos; at = path.find("{rank}", at)) {
-    path.replace(at, 6, std::to_string(rank));
-  }
-  return path;
-}
-
 class Trainer {
  public:
   Trainer(const TrainOptions& o, const ModelProfile& profile, Backend& backend, Job& job)
@@ -90,7 +83,7 @@ class Trainer {
     for (std::size_t b = 0; b < plan_.plan.buckets.size(); ++b) {
       engine_->compute(
           static_cast<std::int64_t>(std::llround(static_cast<double>(compute_.backward_ns) * plan_.compute_before[b])));
-      engine_->all_reduce(b);
+      engine_->issue(b);
     }
     *timing = engine_->finish_iteration();
     std::vector<char> result(ballot.size());
@@ -111,7 +104,7 @@ class Trainer {
         pattern.fill(job_.first_rank() + static_cast<std::uint32_t>(i), bucket.count(), host.data());
         engine_->write_gradients(i, bucket.offset_bytes, host.data(), host.size());
       }
-      engine_->all_reduce(b);
+      engine_->issue(b);
     }
     engine_->finish_iteration();
     std::uint64_t wrong = 0;
@@ -136,13 +129,53 @@ class Trainer {
   std::uint64_t bytes_sent_ = 0;
 };
 
-void sleep_until_realtime(std::int64_t realtime) {
-  const timespec t = to_timespec(realtime);
+}  // namespace
+
+std::string rank_path(const std::string& pattern, std::uint32_t rank) {
+  std::string path = pattern;
+  for (auto at = path.find("{rank}"); at != std::string::npos; at = path.find("{rank}", at)) {
+    path.replace(at, 6, std::to_string(rank));
+  }
+  return path;
+}
+
+void wait_for_start(std::int64_t start_realtime_ns, Job& job) {
+  const auto now = realtime_ns();
+  if (start_realtime_ns < now) {
+    throw Error(fmt::format("--start-at is {:.3f} s in the past after the warm-up",
+                            static_cast<double>(now - start_realtime_ns) / 1e9));
+  }
+  job.progress().set_where("waiting for --start-at");
+  job.progress().idle_until(monotonic_ns() + (start_realtime_ns - now));
+  const timespec t = to_timespec(start_realtime_ns);
   while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &t, nullptr) != 0) {
   }
 }
 
-}  // namespace
+std::unique_ptr<CollectiveWriter> open_collectives_file(const std::string& pattern, const std::string& model,
+                                                        const std::string& backend, Job& job) {
+  if (pattern.empty()) return nullptr;
+  return std::make_unique<CollectiveWriter>(
+      rank_path(pattern, job.world().rank),
+      std::vector<std::pair<std::string, std::string>>{{"generator", fmt::format("xtk-collective {}", XTK_VERSION)},
+                                                       {"model", model},
+                                                       {"ranks", std::to_string(job.nranks())},
+                                                       {"backend", backend},
+                                                       {"clock_offset_ns", std::to_string(job.clock().offset_ns)},
+                                                       {"clock_rtt_ns", std::to_string(job.clock().rtt_ns)}});
+}
+
+void write_calls(CollectiveWriter& out, Job& job, std::uint64_t iter, const IterationTiming& timing,
+                 const TrainPlan& plan) {
+  for (const auto& c : timing.calls) {
+    const Bucket& b = plan.buckets[c.bucket];
+    std::string name(b.collective != nullptr ? b.collective->name() : "all-reduce");
+    std::replace(name.begin(), name.end(), '-', '_');  // nccl-tests' spelling
+    const std::size_t bytes = b.collective != nullptr ? b.counts.send * data_type_size(b.type) : b.bytes;
+    out.write(CollectiveRecord{job.first_rank() + c.local, iter, c.bucket, name, bytes,
+                               c.arrive_ns + job.clock().offset_ns, c.end_ns + job.clock().offset_ns});
+  }
+}
 
 nlohmann::json TrainOptions::to_json() const {
   return {{"bucket_bytes", caps.bytes},
@@ -196,17 +229,7 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
     if (o.size_scale != 1.0) header.emplace_back("size_scale", fmt::format("{}", o.size_scale));
     writer = std::make_unique<IterationWriter>(rank_path(o.iterations_path, job.world().rank), header);
   }
-  std::unique_ptr<CollectiveWriter> calls;
-  if (!o.collectives_path.empty()) {
-    calls = std::make_unique<CollectiveWriter>(
-        rank_path(o.collectives_path, job.world().rank),
-        std::vector<std::pair<std::string, std::string>>{{"generator", fmt::format("xtk-collective {}", XTK_VERSION)},
-                                                         {"model", profile.model},
-                                                         {"ranks", std::to_string(job.nranks())},
-                                                         {"backend", backend.name()},
-                                                         {"clock_offset_ns", std::to_string(job.clock().offset_ns)},
-                                                         {"clock_rtt_ns", std::to_string(job.clock().rtt_ns)}});
-  }
+  const auto calls = open_collectives_file(o.collectives_path, profile.model, backend.name(), job);
   RankPart part;
   part.bytes_per_iteration = trainer.bytes_sent();
   IterationTiming timing;
@@ -215,16 +238,7 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
     job.progress().set_where(fmt::format("in warm-up iteration {}", k));
     trainer.iteration(false, &timing);
   }
-  if (o.start_at_realtime_ns) {
-    const auto now = realtime_ns();
-    if (*o.start_at_realtime_ns < now) {
-      throw Error(fmt::format("--start-at is {:.3f} s in the past after the warm-up",
-                              static_cast<double>(now - *o.start_at_realtime_ns) / 1e9));
-    }
-    job.progress().set_where("waiting for --start-at");
-    job.progress().idle_until(monotonic_ns() + (*o.start_at_realtime_ns - now));
-    sleep_until_realtime(*o.start_at_realtime_ns);
-  }
+  if (o.start_at_realtime_ns) wait_for_start(*o.start_at_realtime_ns, job);
   const std::int64_t start = monotonic_ns();
   for (std::uint64_t k = 0;; ++k) {
     job.progress().set_where(fmt::format("in training iteration {}", k));
@@ -242,13 +256,7 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
                                       static_cast<double>(timing.comm_ns) / 1e3, trainer.bytes_sent()});
       }
     }
-    if (calls) {
-      for (const auto& c : timing.calls) {
-        calls->write(CollectiveRecord{job.first_rank() + c.local, k, c.bucket, "all_reduce",
-                                      trainer.plan().plan.buckets[c.bucket].bytes, c.arrive_ns + job.clock().offset_ns,
-                                      c.end_ns + job.clock().offset_ns});
-      }
-    }
+    if (calls) write_calls(*calls, job, k, timing, trainer.plan().plan);
     if (stop) {
       part.interrupted = stop_requested.load() || o.iterations > 0;
       break;

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "collective/job.hpp"
 #include "collective/profile.hpp"
 #include "collective/time_stats.hpp"
+#include "formats/collectives.hpp"
 
 namespace xtk::collective {
 
@@ -62,6 +64,17 @@ struct TrainSummary {
   bool interrupted = false;
   nlohmann::json to_json() const;
 };
+
+// A path pattern's {rank} replaced by `rank`.
+std::string rank_path(const std::string& pattern, std::uint32_t rank);
+// Sleeps until --start-at (CLOCK_REALTIME); throws Error when it has passed.
+void wait_for_start(std::int64_t start_realtime_ns, Job& job);
+// The collectives file of this process (`pattern` with {rank}); nullptr for "".
+std::unique_ptr<CollectiveWriter> open_collectives_file(const std::string& pattern, const std::string& model,
+                                                        const std::string& backend, Job& job);
+// One iteration's calls, on rank 0's clock.
+void write_calls(CollectiveWriter& out, Job& job, std::uint64_t iter, const IterationTiming& timing,
+                 const TrainPlan& plan);
 
 // Runs the emulator; rank 0 gets the job's summary, the others their own part.
 TrainSummary run_train(const TrainOptions& options, const ModelProfile& profile, Backend& backend, Job& job,

@@ -189,6 +189,22 @@ std::vector<std::string> training_command(const ExperimentConfig& c, const StepP
   collective::JobFlags job;
   job.backend = c.training.backend;
   job.timeout = seconds_text(c.training.timeout_ns);
+  if (!c.training.replay.empty()) {
+    collective::ReplayFlags replay;
+    replay.trace = c.training.replay;
+    replay.kineto = c.training.kineto;
+    replay.iterations = c.training.iterations;
+    replay.warmup = c.training.warmup;
+    replay.compute_scale = c.training.compute_scale * time_scale(c);
+    replay.size_scale = byte_scale(c);
+    replay.iterations_path = launch.iterations_path;
+    replay.collectives_path = launch.collectives_path;
+    if (c.training.backend == "gloo") replay.compute_mode = c.training.compute_mode;
+    if (launch.start_realtime_ns > 0) replay.start_at = instant_text(launch.start_realtime_ns);
+    const auto tool = tool_command("xtk-collective", to_arguments(job, replay));
+    argv.insert(argv.end(), tool.begin(), tool.end());
+    return argv;
+  }
   collective::TrainFlags train;
   train.model = step.model;
   train.iterations = c.training.iterations;

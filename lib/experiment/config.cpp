@@ -241,7 +241,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   const auto* t = r.table("training");
   r.known(t, "training",
           {"backend", "model", "models", "ranks", "compute_scale", "compute_mode", "iterations", "warmup", "bucket",
-           "timeout", "gpus", "command", "env", "startup"});
+           "timeout", "gpus", "command", "replay", "kineto", "env", "startup"});
   r.get(t, "backend", c.training.backend);
   if (r.node(t, "model")) {
     std::string model;
@@ -258,6 +258,14 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.get_unit(t, "timeout", c.training.timeout_ns, parse_duration_ns);
   r.get_integers(t, "gpus", c.training.gpus);
   r.get(t, "command", c.training.command);
+  r.get(t, "replay", c.training.replay);
+  r.get(t, "kineto", c.training.kineto);
+  if (r.node(t, "replay") && r.node(t, "command")) {
+    r.fail(r.node(t, "replay"), "'replay' and 'command' both replace the emulator: give one of them");
+  }
+  if (r.node(t, "kineto") && !r.node(t, "replay")) {
+    r.fail(r.node(t, "kineto"), "'kineto' is the compute of a 'replay' trace: give 'replay' too");
+  }
   r.get_environment(t, "env", c.training.env);
   r.get_unit(t, "startup", c.training.startup_ns, parse_duration_ns);
   if (r.node(t, "command") && c.training.command.find_first_not_of(" \t") == std::string::npos) {

@@ -62,6 +62,9 @@ struct ExperimentConfig {
     // A training script run per rank (through /bin/sh -c) in place of the
     // emulator; it writes the iterations file (docs/experiments.md).
     std::string command;
+    // A recorded PyTorch job replayed in place of the emulator
+    // (docs/replay.md): its execution and Kineto traces, {rank} per rank.
+    std::string replay, kineto;
     std::vector<std::pair<std::string, std::string>> env;  // [training.env], given to every rank last
     // From launching the ranks to the common start; 0: by mode (commands.hpp).
     std::int64_t startup_ns = 0;

@@ -49,6 +49,10 @@ class CollectiveLoopback : public ::testing::Test {
                                   "--world-size", std::to_string(size),
                                   "--master",     "127.0.0.1:" + std::to_string(port)};
     argv.insert(argv.end(), args.begin(), args.end());
+    // No collectives file in the working directory unless a test asks for one.
+    if (command == "train" && std::find(args.begin(), args.end(), "--collectives-file") == args.end()) {
+      argv.insert(argv.end(), {"--collectives-file", ""});
+    }
     return argv;
   }
 
@@ -227,6 +231,56 @@ TEST_F(CollectiveLoopback, StragglerTableNamesTheRankSlowedOnPurpose) {
   }
 }
 
+// The recorded DDP job replayed on Gloo: the 2-rank trace on 3 ranks (each
+// keeps its recorded share), its 7 collectives per iteration in order, and
+// iterations no shorter than the recorded compute.
+TEST_F(CollectiveLoopback, ReplayRunsTheRecordedCollectivesInOrder) {
+  const std::string dir = std::string(XTK_REPLAY_DATA) + "/resnet50-ddp";
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    // Every rank replays rank 0's trace: DDP's ranks do the same.
+    std::vector<std::string> args{"--trace",
+                                  dir + "/et-rank0.json.gz",
+                                  "--kineto",
+                                  dir + "/kineto-rank0.json.gz",
+                                  "--size-scale",
+                                  "0.01",
+                                  "--iters",
+                                  "3",
+                                  "--warmup",
+                                  "1",
+                                  "-o",
+                                  file("iters-{rank}.csv"),
+                                  "--collectives-file",
+                                  file("calls-{rank}.csv"),
+                                  "--timeout",
+                                  "30s"};
+    if (r == 0) args.emplace_back("--json");
+    return rank_argv(r, 3, port, "replay", args);
+  });
+  for (const auto& status : ranks.wait_all(90s)) ASSERT_EQ(status, 0) << ranks.logs();
+  const auto summary = json_in(ranks.log(0))["summary"];
+  EXPECT_EQ(summary["calls"], 7);
+  EXPECT_EQ(summary["waits"], 2);
+  EXPECT_EQ(summary["iterations"], 3);
+  EXPECT_GT(summary["compute_ms"].get<double>(), 30.0);
+  EXPECT_GE(summary["iteration"]["min_ms"].get<double>(), summary["compute_ms"].get<double>());
+  const std::string calls = read_text(file("calls-2.csv"));
+  std::vector<std::string> names;
+  std::istringstream lines(calls);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    if (fields.size() == 7 && fields[0] == "2" && fields[1] == "0") names.push_back(fields[3]);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"broadcast", "broadcast", "all_reduce", "all_reduce", "all_reduce",
+                                             "all_reduce", "all_reduce"}))
+      << calls;
+  // The first bucket, 2,049,000 floats at 1/100: 20,490 of them.
+  EXPECT_NE(calls.find("\n2,0,2,all_reduce,81960,"), std::string::npos) << calls;
+}
+
 TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {
   const auto port = next_port();
   Ranks ranks(3, dir_, [&](std::size_t r) {
@@ -326,6 +380,14 @@ TEST_F(CollectiveLoopback, UsageErrorsExitWithTwoBeforeJoining) {
   r = run({kBin, "train", "--backend", "gloo", "--model", kTiny, "--rank", "0", "--world-size", "2", "-o", "x.csv"});
   EXPECT_EQ(r.exit_status, 2) << r.output;
   EXPECT_NE(r.output.find("{rank}"), std::string::npos) << r.output;
+  r = run({kBin, "train", "--backend", "gloo", "--model", kTiny, "--rank", "0", "--world-size", "2", "-o", "",
+           "--collectives-file", "calls.csv"});
+  EXPECT_EQ(r.exit_status, 2) << r.output;
+  EXPECT_NE(r.output.find("--collectives-file: with several processes the path needs {rank}"), std::string::npos)
+      << r.output;
+  r = run({kBin, "replay", "--backend", "gloo", "--trace", file("missing.json"), "--rank", "0", "--world-size", "1"});
+  EXPECT_EQ(r.exit_status, 1) << r.output;
+  EXPECT_NE(r.output.find("missing.json: cannot read an execution trace"), std::string::npos) << r.output;
   r = run({kBin, "sweep", "--backend", "gloo", "-b", "1M", "-e", "1K"});
   EXPECT_EQ(r.exit_status, 2) << r.output;
   r = run({kBin, "sweep", "--backend", "gloo", "--timeout", "soon"});

@@ -74,6 +74,8 @@ class CollectiveNetns : public ::testing::Test {
                                   "--world-size", "3",
                                   "--master",     Testbed::ipv4(0) + ":" + std::to_string(port_)};
     argv.insert(argv.end(), args.begin(), args.end());
+    // Its collectives file in the test's directory, not the working one.
+    if (command == "train") argv.insert(argv.end(), {"--collectives-file", (dir_ / "calls-{rank}.csv").string()});
     return testbed_->in_host(rank, argv);
   }
 

@@ -93,14 +93,14 @@ TEST_F(XtkAnalyzeCli, TablesAsTextMarkdownCsvAndJson) {
 
   r = run("tables " + kExperiment + " --json -o " + (dir_ / "csv").string());
   EXPECT_EQ(r.status, 0);
-  EXPECT_NE(r.out.find("xtk-analyze: wrote 9 CSV files to " + (dir_ / "csv").string()), std::string::npos);
+  EXPECT_NE(r.out.find("xtk-analyze: wrote 10 CSV files to " + (dir_ / "csv").string()), std::string::npos);
   const auto doc = nlohmann::json::parse(r.out.substr(r.out.find('{')));
   EXPECT_EQ(doc["format_version"], 1);
-  EXPECT_EQ(doc["tables"].size(), 9u);
+  EXPECT_EQ(doc["tables"].size(), 10u);
   EXPECT_EQ(doc["tables"]["iteration_time"].size(), 16u);
   EXPECT_TRUE(doc["tables"]["theory"][0]["measured_bytes_per_iter"].is_null());  // NaN: not measured
   for (const char* name : {"iteration_time", "theory", "congestion_point", "bandwidth", "fits", "iteration_cdf",
-                           "light_heavy", "equal_load", "node_bandwidth"}) {
+                           "light_heavy", "equal_load", "node_bandwidth", "stragglers"}) {
     EXPECT_TRUE(fs::exists(dir_ / "csv" / (std::string(name) + ".csv"))) << name;
   }
   std::ifstream cdf(dir_ / "csv" / "iteration_cdf.csv");

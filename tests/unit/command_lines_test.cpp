@@ -46,6 +46,15 @@ std::function<void(CLI::App&, Flags&)> on_subcommand(const std::string& name) {
   };
 }
 
+// The commands xtk-run builds name the tools they find (none is run).
+void use_built_tools() {
+  std::string path;
+  for (const char* tool : {"xtk-server", "xtk-client", "xtk-gen", "xtk-log", "xtk-analyze", "xtk-collective"}) {
+    path += std::string(XTK_TOOLS_DIR) + "/" + tool + ":";
+  }
+  ::setenv("PATH", (path + std::getenv("PATH")).c_str(), 1);
+}
+
 // A tool's command without its path.
 std::vector<std::string> arguments_of(std::vector<std::string> command) {
   command.erase(command.begin());
@@ -273,14 +282,68 @@ TEST(CommandLines, CollectiveTrainFlagsRoundTrip) {
   EXPECT_EQ(t.compute_ns, 100'000'000);
 }
 
+struct Replay {
+  collective::JobFlags job;
+  collective::ReplayFlags replay;
+  bool operator==(const Replay&) const = default;
+};
+
+void on_replay(CLI::App& app, Replay& r) {
+  add_flags(app, r.job);
+  app.require_subcommand(1);
+  add_flags(*app.add_subcommand("replay"), r.replay);
+}
+
+TEST(CommandLines, CollectiveReplayFlagsRoundTripAndXtkRunRendersThem) {
+  ::unsetenv("GLOO_SOCKET_IFNAME");
+  Replay r;
+  r.job.backend = "nccl";
+  r.job.rank = 1;
+  r.job.world_size = 2;
+  r.replay.trace = "t/et-rank{rank}.json.gz";
+  r.replay.kineto = "t/kineto-rank{rank}.json.gz";
+  r.replay.compute_scale = 5;
+  r.replay.size_scale = 0.2;
+  r.replay.compute_mode = "busy";
+  r.replay.iterations = 12;
+  r.replay.warmup = 0;
+  r.replay.start_at = "1764000000.5";
+  r.replay.iterations_path = "i-{rank}.csv";
+  r.replay.collectives_path = "c-{rank}.csv";
+  EXPECT_EQ(parse<Replay>(to_arguments(r.job, r.replay), on_replay), r);
+  EXPECT_EQ(to_options(r.replay).kineto, "t/kineto-rank{rank}.json.gz");
+
+  // [training] replay: xtk-run launches `replay` with the step's scaling.
+  use_built_tools();
+  const auto config = parse_experiment_config(
+      "[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nemulation = \"both\"\n"
+      "[training]\nbackend = \"gloo\"\nranks = 2\niterations = 7\nreplay = \"et-rank{rank}.json\"\n"
+      "kineto = \"k-rank{rank}.json\"\n",
+      "t.toml");
+  RankLaunch launch;
+  launch.rank = 1;
+  launch.master = "10.77.0.1:29501";
+  launch.iterations_path = "s/iterations-{rank}.csv";
+  launch.collectives_path = "s/collectives-{rank}.csv";
+  const auto argv = training_command(config, StepPlan{"resnet50", "none", 0, 0.0, "", 5}, launch);
+  const auto at = std::find(argv.begin(), argv.end(), "replay");
+  ASSERT_NE(at, argv.end());
+  Replay parsed = parse<Replay>(std::vector<std::string>(at, argv.end()), [](CLI::App& app, Replay& parsed_flags) {
+    app.require_subcommand(1);
+    add_flags(*app.add_subcommand("replay"), parsed_flags.replay);
+  });
+  EXPECT_EQ(parsed.replay.trace, "et-rank{rank}.json");
+  EXPECT_EQ(parsed.replay.kineto, "k-rank{rank}.json");
+  EXPECT_EQ(parsed.replay.iterations, 7u);
+  EXPECT_DOUBLE_EQ(parsed.replay.compute_scale, 5.0);  // 25G on 1G, half in bytes, half in time
+  EXPECT_DOUBLE_EQ(parsed.replay.size_scale, 0.2);
+  EXPECT_EQ(parsed.replay.collectives_path, "s/collectives-{rank}.csv");
+}
+
 // What xtk-run launches in an emulated burst step with Gloo ranks: each
 // command parses with its tool's flags into the options it is meant to give.
 TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
-  std::string path;  // the commands name the tools they find (none is run)
-  for (const char* tool : {"xtk-server", "xtk-client", "xtk-gen", "xtk-log", "xtk-analyze", "xtk-collective"}) {
-    path += std::string(XTK_TOOLS_DIR) + "/" + tool + ":";
-  }
-  ::setenv("PATH", (path + std::getenv("PATH")).c_str(), 1);
+  use_built_tools();
   const auto config = parse_experiment_config(
       "[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nemulation = \"both\"\n"
       "[training]\nbackend = \"gloo\"\nranks = 2\niterations = 7\nwarmup = 2\nbucket = \"10M\"\n"

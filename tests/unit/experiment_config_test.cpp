@@ -78,6 +78,10 @@ TEST(ExperimentConfig, GpuAndScriptErrorsNameTheLine) {
   EXPECT_EQ(error_of("[training]\nbackend = \"mpi\"\n"), "e.toml:2: backend 'mpi': use gloo or nccl");
   EXPECT_EQ(error_of("[training.env]\n\"1X\" = \"a\"\n"), "e.toml:2: 'env': '1X' is not an environment variable name");
   EXPECT_EQ(error_of("[training.env]\nNCCL_DEBUG = 1\n"), "e.toml:2: 'env': NCCL_DEBUG must be a string");
+  EXPECT_EQ(error_of("[training]\ncommand = \"x\"\nreplay = \"et.json\"\n"),
+            "e.toml:3: 'replay' and 'command' both replace the emulator: give one of them");
+  EXPECT_EQ(error_of("[training]\nkineto = \"k.json\"\n"),
+            "e.toml:2: 'kineto' is the compute of a 'replay' trace: give 'replay' too");
 }
 
 TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {

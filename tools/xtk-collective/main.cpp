@@ -38,12 +38,14 @@ void run_in_job(xc::Job& job, const std::function<void()>& body) {
 // run_tool turns every exception into an exit status; CLI11's set-up throws only on programming errors.
 int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   CLI::App app{
-      "Collective sweeps in nccl-tests' format and a data-parallel training emulator, on NCCL (GPU) or Gloo\n"
+      "Collective sweeps in nccl-tests' format, a data-parallel training emulator, and the replay of a recorded\n"
+      "PyTorch job's communication, on NCCL (GPU) or Gloo\n"
       "(CPU). Ranks come from flags, torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT)\n"
       "or Slurm's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, first host of the node list); rank 0 serves\n"
       "the rendezvous.\n\n"
       "  srun -N2 --ntasks-per-node=4 xtk-collective sweep -b 8 -e 1G -f 2\n"
-      "  xtk-collective train --backend gloo --model resnet50 --iters 50 --rank 0 --world-size 2 --master h0",
+      "  xtk-collective train --backend gloo --model resnet50 --iters 50 --rank 0 --world-size 2 --master h0\n"
+      "  torchrun --nproc-per-node 2 xtk-collective replay --trace et-rank{rank}.json --kineto kineto-rank{rank}.json",
       "xtk-collective"};
   app.set_version_flag("--version", std::string("xtk-collective ") + XTK_VERSION);
   app.require_subcommand(1);
@@ -90,13 +92,21 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   auto* train_cmd = app.add_subcommand("train", "emulate data-parallel training iterations of a model profile");
   xc::add_flags(*train_cmd, train_flags);
 
+  xc::ReplayFlags replay_flags;
+  auto* replay_cmd = app.add_subcommand(
+      "replay",
+      "replay a recorded PyTorch job's collectives with the compute between them (docs/replay.md; record with "
+      "scripts/record-ddp-trace.py)");
+  xc::add_flags(*replay_cmd, replay_flags);
+
   return xtk::run_tool(app, argc, argv, [&] {
     if (backends->parsed()) {
       for (const auto& name : xc::available_backends()) std::cout << name << '\n';
       return;
     }
     const std::int64_t timeout_ns = xc::to_timeout_ns(job_flags);
-    auto backend_options = xc::to_backend_options(job_flags, train_flags.compute_mode);
+    auto backend_options =
+        xc::to_backend_options(job_flags, replay_cmd->parsed() ? replay_flags.compute_mode : train_flags.compute_mode);
     backend_options.name = xc::resolve_backend_name(backend_options.name);
     const std::uint32_t gpus = job_flags.gpus;
     if (backend_options.name == "gloo" && gpus > 1) {
@@ -150,6 +160,37 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
         job.finish();
       });
       if (failed > 0) throw xtk::Error(fmt::format("{} result(s) had wrong elements (#wrong)", failed));
+      return;
+    }
+
+    if (replay_cmd->parsed()) {
+      const auto replay = xc::to_options(replay_flags);
+      const xc::World world = xc::resolve_world(xc::to_world_flags(job_flags));
+      for (const auto& [flag, path] :
+           {std::pair{"-o", replay.iterations_path}, std::pair{"--collectives-file", replay.collectives_path}}) {
+        if (world.world_size > 1 && !path.empty() && path.find("{rank}") == std::string::npos) {
+          throw xtk::UsageError(fmt::format("{}: with several processes the path needs {{rank}}", flag));
+        }
+      }
+      const auto trace = xc::read_replay_trace(replay, world.rank);  // bad traces before joining
+      xc::Job job(world, gpus, timeout_ns, "xtk-collective");
+      run_in_job(job, [&] {
+        auto backend = xc::make_backend(backend_options, job);
+        auto options = replay.to_json();
+        options["backend"] = backend_options.name;
+        const auto info = xc::collect_run_info("replay", args, options, *backend, job);
+        const bool text = job.is_root() && !job_flags.json;
+        if (text) info.print(std::cout);
+        const auto summary = xc::run_replay(replay, trace, *backend, job);
+        if (text) xc::print_replay_summary(std::cout, summary);
+        if (job.is_root() && job_flags.json) {
+          auto j = info.to_json();
+          j["format_version"] = 1;
+          j["summary"] = summary.to_json();
+          std::cout << xtk::with_provenance(j).dump(1) << std::endl;
+        }
+        job.finish();
+      });
       return;
     }
 

@@ -1,0 +1,294 @@
+#include "collective/execution_trace.hpp"
+
+#include <zlib.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/error.hpp"
+
+namespace xtk::collective {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kStepPrefix = "ProfilerStep#";
+
+// c10d's collective names (record_param_comms' "collective_name") and ours.
+struct TorchName {
+  std::string_view torch, ours;
+};
+constexpr TorchName kTorchNames[] = {
+    {"allreduce", "all-reduce"},
+    {"allreduce_coalesced", "all-reduce"},
+    {"barrier", "all-reduce"},
+    {"allgather", "all-gather"},
+    {"_allgather_base", "all-gather"},
+    {"all_gather_into_tensor_coalesced", "all-gather"},
+    {"reduce_scatter", "reduce-scatter"},
+    {"_reduce_scatter_base", "reduce-scatter"},
+    {"reduce_scatter_tensor_coalesced", "reduce-scatter"},
+    {"broadcast", "broadcast"},
+    {"reduce", "reduce"},
+    {"alltoall", "all-to-all"},
+    {"alltoall_base", "all-to-all"},
+};
+
+// ATen's scalar type names, as "dtype" spells them.
+DataType torch_type(std::string_view name, const std::string& where) {
+  static const std::map<std::string_view, DataType> types{
+      {"Float", DataType::float32},  {"Half", DataType::float16}, {"BFloat16", DataType::bfloat16},
+      {"Double", DataType::float64}, {"Long", DataType::int64},   {"Int", DataType::int32},
+      {"Char", DataType::int8},      {"Byte", DataType::uint8},   {"Bool", DataType::uint8},
+      {"UInt32", DataType::uint32},  {"UInt64", DataType::uint64}};
+  const auto it = types.find(name);
+  if (it == types.end()) throw InputError(where, 0, fmt::format("data type '{}' has no NCCL or Gloo type", name));
+  return it->second;
+}
+
+json parse_json(const std::string& path, const std::string& what) {
+  const std::string text = read_maybe_gzip(path, what);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw InputError(path, 0, fmt::format("not a JSON document ({})", what));
+  return j;
+}
+
+// One ET node's "attrs" as name -> value.
+std::map<std::string, json> attributes(const json& node) {
+  std::map<std::string, json> out;
+  if (const auto it = node.find("attrs"); it != node.end() && it->is_array()) {
+    for (const auto& a : *it) {
+      if (a.is_object() && a.contains("name") && a.contains("value")) out[a["name"].get<std::string>()] = a["value"];
+    }
+  }
+  return out;
+}
+
+template <typename T>
+T attribute(const std::map<std::string, json>& attrs, const std::string& name, const std::string& where) {
+  const auto it = attrs.find(name);
+  if (it == attrs.end()) throw InputError(where, 0, fmt::format("no attribute \"{}\"", name));
+  try {
+    return it->second.get<T>();
+  } catch (const json::exception&) {
+    throw InputError(where, 0, fmt::format("attribute \"{}\" has the wrong type: {}", name, it->second.dump()));
+  }
+}
+
+// The element counts of a call from the trace's per-rank message sizes.
+Counts call_counts(const Collective& c, std::uint64_t in, std::uint64_t out, std::uint32_t group_size) {
+  Counts k{.send = in, .recv = out, .param = in};
+  const std::string_view name = c.name();
+  if (name == "reduce-scatter") k.param = out;
+  if (name == "all-to-all") k.param = group_size > 0 ? in / group_size : in;
+  return k;
+}
+
+RecordedCall read_call(const json& node, const std::string& path) {
+  RecordedCall call;
+  call.node = node.value("id", std::uint64_t{0});
+  const std::string where = fmt::format("{} (node {})", path, call.node);
+  const auto attrs = attributes(node);
+  call.rf_id = attribute<std::uint64_t>(attrs, "rf_id", where);
+  call.torch_name = attribute<std::string>(attrs, "collective_name", where);
+  if (call.torch_name == "wait") return call;
+  const auto* known = std::find_if(std::begin(kTorchNames), std::end(kTorchNames),
+                                   [&](const TorchName& n) { return n.torch == call.torch_name; });
+  if (known == std::end(kTorchNames)) {
+    throw InputError(where, 0,
+                     fmt::format("collective '{}' is not replayed: xtk replays all-reduce, all-gather, "
+                                 "reduce-scatter, broadcast, reduce, all-to-all, barrier and wait",
+                                 call.torch_name));
+  }
+  call.collective = &find_collective(known->ours);
+  call.type = torch_type(attribute<std::string>(attrs, "dtype", where), where);
+  call.group.name = attribute<std::string>(attrs, "pg_name", where);
+  call.group.description = attrs.contains("pg_desc") ? attrs.at("pg_desc").get<std::string>() : "";
+  call.group.start = attribute<std::uint32_t>(attrs, "global_rank_start", where);
+  call.group.stride = attribute<std::uint32_t>(attrs, "global_rank_stride", where);
+  call.group.size = attribute<std::uint32_t>(attrs, "pg_size", where);
+  const auto in = attribute<std::uint64_t>(attrs, "in_msg_nelems", where);
+  const auto out = attribute<std::uint64_t>(attrs, "out_msg_nelems", where);
+  call.counts = call_counts(*call.collective, std::max<std::uint64_t>(in, call.torch_name == "barrier" ? 1 : 0),
+                            std::max<std::uint64_t>(out, call.torch_name == "barrier" ? 1 : 0), call.group.size);
+  if (call.collective->rooted()) {
+    // record_param_comms' fourth input is the root of a rooted collective.
+    const auto& values = node["inputs"]["values"];
+    if (!values.is_array() || values.size() < 4 || !values[3].is_number_integer()) {
+      throw InputError(where, 0, fmt::format("{} without its root (the fourth input)", call.torch_name));
+    }
+    call.root = values[3].get<std::uint32_t>();
+  }
+  return call;
+}
+
+// The collectives of every ProfilerStep, in execution order (node ids).
+std::vector<RecordedIteration> read_execution_trace(const std::string& path) {
+  const json et = parse_json(path, "an execution trace");
+  if (!et.is_object() || !et.contains("nodes") || !et["nodes"].is_array()) {
+    throw InputError(path, 0, "not an execution trace: no \"nodes\" array (torch.profiler.ExecutionTraceObserver's)");
+  }
+  std::map<std::uint64_t, std::string> steps;  // node id -> "ProfilerStep#N"
+  std::map<std::uint64_t, const json*> comms;  // record_param_comms nodes by id
+  for (const auto& node : et["nodes"]) {
+    if (!node.is_object() || !node.contains("id") || !node["id"].is_number_unsigned()) {
+      throw InputError(path, 0, "a node without a numeric \"id\"");
+    }
+    const auto id = node["id"].get<std::uint64_t>();
+    const std::string name = node.value("name", "");
+    if (name.starts_with(kStepPrefix)) steps[id] = name;
+    if (name == "record_param_comms") comms[id] = &node;
+  }
+  std::vector<RecordedIteration> iterations;
+  std::map<std::uint64_t, std::size_t> index_of_step;
+  for (const auto& [id, name] : steps) {
+    index_of_step[id] = iterations.size();
+    iterations.push_back(RecordedIteration{name, {}, 0, 0});
+  }
+  if (steps.empty()) iterations.push_back(RecordedIteration{"the whole trace", {}, 0, 0});
+  // A step's calls are those recorded after it began and before the next
+  // one: node ids follow the order ops started, and the backward pass's ops
+  // hang under the autograd thread's root, not under the step.
+  for (const auto& [id, node] : comms) {
+    std::size_t iteration = 0;
+    if (!steps.empty()) {
+      const auto after = steps.upper_bound(id);
+      if (after == steps.begin()) continue;  // before the first profiled step
+      iteration = index_of_step.at(std::prev(after)->first);
+    }
+    iterations[iteration].calls.push_back(read_call(*node, path));
+  }
+  std::erase_if(iterations, [](const RecordedIteration& i) { return i.calls.empty(); });
+  if (iterations.empty()) throw InputError(path, 0, "no collective (record_param_comms node) in a profiled step");
+  return iterations;
+}
+
+std::int64_t us_to_ns(double us) { return static_cast<std::int64_t>(std::llround(us * 1e3)); }
+
+// The GPU compute around the calls, from the Kineto trace: each call gets
+// the busy time of the compute kernels whose launch (CPU) came after the
+// previous call's and before its own. Busy time, not wall time: the
+// profiler slows the CPU side, and gaps it opens are not the job's.
+void add_compute_times(std::vector<RecordedIteration>& iterations, const std::string& path) {
+  const json trace = parse_json(path, "a Kineto trace");
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+    throw InputError(path, 0, "not a Kineto trace: no \"traceEvents\" array (torch.profiler's export_chrome_trace)");
+  }
+  struct Kernel {
+    double launch_us, start_us, end_us;
+    bool nccl;
+  };
+  std::unordered_map<std::uint64_t, double> launch_us;  // correlation -> CPU time of the launch
+  std::vector<const json*> kernel_events;
+  std::unordered_map<std::uint64_t, double> call_us;  // record function id -> CPU time of the call
+  std::map<std::string, std::pair<double, double>> step_us;
+  for (const auto& e : trace["traceEvents"]) {
+    if (!e.is_object() || !e.contains("ts") || !e["ts"].is_number()) continue;
+    const std::string cat = e.value("cat", "");
+    const std::string name = e.value("name", "");
+    const json args = e.value("args", json::object());
+    if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      if (args.contains("correlation")) launch_us[args["correlation"].get<std::uint64_t>()] = e["ts"].get<double>();
+    } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      kernel_events.push_back(&e);
+    } else if (cat == "cpu_op" && name == "record_param_comms" && args.contains("Record function id")) {
+      call_us[args["Record function id"].get<std::uint64_t>()] = e["ts"].get<double>();
+    } else if (cat == "user_annotation" && name.starts_with(kStepPrefix)) {
+      const double ts = e["ts"].get<double>();
+      step_us[name] = {ts, ts + e.value("dur", 0.0)};
+    }
+  }
+  std::vector<Kernel> kernels;
+  for (const json* e : kernel_events) {
+    const auto correlation = e->value("args", json::object()).value("correlation", std::uint64_t{0});
+    const auto launch = launch_us.find(correlation);
+    if (launch == launch_us.end()) continue;  // launched before the profiler started
+    const double start = (*e)["ts"].get<double>();
+    kernels.push_back({launch->second, start, start + e->value("dur", 0.0), e->value("name", "").starts_with("nccl")});
+  }
+  std::sort(kernels.begin(), kernels.end(), [](const Kernel& a, const Kernel& b) { return a.launch_us < b.launch_us; });
+
+  for (auto& iteration : iterations) {
+    const auto window = step_us.find(iteration.name);
+    if (window == step_us.end()) {
+      throw InputError(path, 0,
+                       fmt::format("no {} in the Kineto trace: record it in the same profiler session as the "
+                                   "execution trace",
+                                   iteration.name));
+    }
+    std::vector<double> at;  // CPU time of each call
+    for (const auto& call : iteration.calls) {
+      const auto t = call_us.find(call.rf_id);
+      if (t == call_us.end()) {
+        throw InputError(path, 0,
+                         fmt::format("no record_param_comms with record function id {} (execution trace node {})",
+                                     call.rf_id, call.node));
+      }
+      at.push_back(t->second);
+    }
+    double last_nccl_end = 0;
+    for (const auto& k : kernels) {
+      if (k.nccl && k.launch_us >= window->second.first && k.launch_us < window->second.second) {
+        last_nccl_end = std::max(last_nccl_end, k.end_us);
+      }
+    }
+    std::vector<double> busy(iteration.calls.size(), 0.0);
+    double overlap = 0, after_join = 0;
+    for (const auto& k : kernels) {
+      if (k.nccl || k.launch_us < window->second.first || k.launch_us >= window->second.second) continue;
+      const auto next = std::upper_bound(at.begin(), at.end(), k.launch_us);
+      if (next != at.end()) {
+        busy[static_cast<std::size_t>(next - at.begin())] += k.end_us - k.start_us;
+      } else if (k.start_us >= last_nccl_end) {
+        after_join += k.end_us - k.start_us;
+      } else {
+        overlap += k.end_us - k.start_us;
+      }
+    }
+    for (std::size_t i = 0; i < busy.size(); ++i) iteration.calls[i].compute_before_ns = us_to_ns(busy[i]);
+    iteration.overlap_ns = us_to_ns(overlap);
+    iteration.after_join_ns = us_to_ns(after_join);
+  }
+}
+
+}  // namespace
+
+std::int64_t RecordedIteration::compute_ns() const {
+  std::int64_t total = overlap_ns + after_join_ns;
+  for (const auto& c : calls) total += c.compute_before_ns;
+  return total;
+}
+
+std::string read_maybe_gzip(const std::string& path, const std::string& what) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) throw Error(fmt::format("{}: cannot read {}", path, what));
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const int n = gzread(file, buffer, sizeof buffer);
+    if (n < 0) {
+      int code = 0;
+      const std::string message = gzerror(file, &code);
+      gzclose(file);
+      throw InputError(path, 0, fmt::format("cannot read {}: {}", what, message));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  gzclose(file);
+  return text;
+}
+
+RecordedTrace read_recorded_trace(const std::string& et_path, const std::string& kineto_path) {
+  RecordedTrace trace{et_path, kineto_path, read_execution_trace(et_path)};
+  if (!kineto_path.empty()) add_compute_times(trace.iterations, kineto_path);
+  return trace;
+}
+
+}  // namespace xtk::collective

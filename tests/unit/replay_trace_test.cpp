@@ -1,0 +1,127 @@
+// The recorded DDP ResNet-50 job (tests/data/replay/resnet50-ddp: 2 H200s,
+// PyTorch 2.11, scripts/record-ddp-trace.py) read as the replay reads it: the
+// collective sequence as recorded, the compute between the calls from the
+// Kineto trace, and errors that name the file and node.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <numeric>
+
+#include "collective/execution_trace.hpp"
+#include "core/error.hpp"
+
+namespace xtk::collective {
+namespace {
+
+const std::string kDir = std::string(XTK_REPLAY_DATA) + "/resnet50-ddp";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+struct Expected {
+  const char* torch_name;
+  DataType type;
+  std::size_t elements;
+};
+
+// What DDP does in one iteration: broadcast the module's buffers (batch-norm
+// running statistics in float, their batch counters in int64) from rank 0,
+// wait for them, then all-reduce ResNet-50's gradients in 5 buckets (25 MiB
+// caps, the first smaller) as the backward pass fills them.
+const std::vector<Expected> kSequence{{"broadcast", DataType::float32, 53120},
+                                      {"broadcast", DataType::int64, 53},
+                                      {"wait", DataType::float32, 0},
+                                      {"wait", DataType::float32, 0},
+                                      {"allreduce", DataType::float32, 2049000},
+                                      {"allreduce", DataType::float32, 7875584},
+                                      {"allreduce", DataType::float32, 6563840},
+                                      {"allreduce", DataType::float32, 6637568},
+                                      {"allreduce", DataType::float32, 2431040}};
+
+}  // namespace
+
+TEST(ReplayTrace, RecordedDdpResNet50HasItsCollectiveSequence) {
+  for (int rank : {0, 1}) {
+    const auto trace = read_recorded_trace(fmt::format("{}/et-rank{}.json.gz", kDir, rank), "");
+    ASSERT_EQ(trace.iterations.size(), 1u);
+    const auto& it = trace.iterations.front();
+    EXPECT_EQ(it.name, "ProfilerStep#2");
+    ASSERT_EQ(it.calls.size(), kSequence.size());
+    std::size_t gradients = 0;
+    for (std::size_t i = 0; i < kSequence.size(); ++i) {
+      const auto& c = it.calls[i];
+      SCOPED_TRACE(fmt::format("rank {} call {}", rank, i));
+      EXPECT_EQ(c.torch_name, kSequence[i].torch_name);
+      if (c.is_wait()) continue;
+      EXPECT_EQ(c.type, kSequence[i].type);
+      EXPECT_EQ(c.counts.send, kSequence[i].elements);
+      EXPECT_EQ(c.counts.recv, kSequence[i].elements);
+      EXPECT_EQ(c.group, (ProcessGroup{"0", "default_pg", 0, 1, 2}));
+      EXPECT_EQ(c.root, 0u);
+      EXPECT_EQ(c.compute_before_ns, 0);  // no Kineto trace given
+      if (c.torch_name == "allreduce") {
+        EXPECT_EQ(c.collective->name(), "all-reduce");
+        gradients += c.counts.send;
+      } else {
+        EXPECT_EQ(c.collective->name(), "broadcast");
+      }
+    }
+    EXPECT_EQ(gradients, 25557032u);  // torchvision's ResNet-50 parameters
+  }
+}
+
+TEST(ReplayTrace, ComputeBetweenTheCallsComesFromTheKinetoTrace) {
+  const auto trace = read_recorded_trace(kDir + "/et-rank0.json.gz", kDir + "/kineto-rank0.json.gz");
+  const auto& it = trace.iterations.front();
+  // The GPU's compute kernels of the profiled step, busy time: about 35 ms
+  // of the job's 37 ms iterations (recorded.json).
+  EXPECT_GT(it.compute_ns(), 30'000'000);
+  EXPECT_LT(it.compute_ns(), 37'000'000);
+  // The forward pass runs after the buffers' broadcast and before the first
+  // bucket is full; every later bucket waits for its share of the backward
+  // pass; the optimizer step runs after the last all-reduce.
+  EXPECT_GT(it.calls[4].compute_before_ns, 5'000'000);
+  for (std::size_t i = 5; i < it.calls.size(); ++i) EXPECT_GT(it.calls[i].compute_before_ns, 0) << i;
+  EXPECT_GT(it.after_join_ns, 0);
+}
+
+TEST(ReplayTrace, ErrorsNameTheFileAndTheNode) {
+  const auto dir = std::filesystem::temp_directory_path() / ("xtk_replay_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  EXPECT_NE(error_of([&] { read_recorded_trace((dir / "none.json").string(), ""); }).find("cannot read"),
+            std::string::npos);
+  const auto junk = write("junk.json", "{not json");
+  EXPECT_NE(error_of([&] { read_recorded_trace(junk, ""); }).find("junk.json: not a JSON document"), std::string::npos);
+  const auto no_nodes = write("kineto.json", R"({"traceEvents": []})");
+  EXPECT_NE(error_of([&] { read_recorded_trace(no_nodes, ""); }).find("no \"nodes\" array"), std::string::npos);
+  const auto send = write("send.json", R"({"nodes": [
+      {"id": 1, "name": "ProfilerStep#0"},
+      {"id": 2, "name": "record_param_comms", "ctrl_deps": 1, "inputs": {"values": []},
+       "attrs": [{"name": "rf_id", "type": "uint64", "value": 7},
+                 {"name": "collective_name", "type": "string", "value": "send"}]}]})");
+  EXPECT_NE(
+      error_of([&] { read_recorded_trace(send, ""); }).find("send.json (node 2): collective 'send' is not replayed"),
+      std::string::npos)
+      << error_of([&] { read_recorded_trace(send, ""); });
+  EXPECT_NE(error_of([&] {
+              read_recorded_trace(kDir + "/et-rank0.json.gz", no_nodes);
+            }).find("no ProfilerStep#2 in the Kineto trace"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace xtk::collective
