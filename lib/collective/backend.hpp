@@ -43,6 +43,9 @@ struct CollectiveCall {
 struct TimedRun {
   double wall_seconds = 0;                // all iterations, host clock (nccl-tests' time x iterations)
   std::vector<double> iteration_seconds;  // each one (the slowest local rank); empty unless timed each
+  // Timed each: per local rank, the CLOCK_REALTIME (this process's) of every
+  // iteration's start and of the last one's end (iterations + 1 values).
+  std::vector<std::vector<std::int64_t>> bounds_ns;
 };
 
 class Backend {

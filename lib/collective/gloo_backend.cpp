@@ -105,6 +105,7 @@ class GlooBackend : public Backend {
     const std::size_t slices = rotate && span > 0 ? std::max<std::size_t>(1, recv_.size() / span) : 1;
     TimedRun result;
     const std::int64_t start = monotonic_ns();
+    if (time_each) result.bounds_ns.assign(1, {realtime_ns()});
     for (int k = 0; k < iterations; ++k) {
       const std::size_t offset = span * (static_cast<std::size_t>(k) % slices);
       char* base = recv_.data() + offset;
@@ -114,7 +115,10 @@ class GlooBackend : public Backend {
       job_.progress().advance();
       const std::int64_t t0 = time_each ? monotonic_ns() : 0;
       collective.gloo(c);
-      if (time_each) result.iteration_seconds.push_back(static_cast<double>(monotonic_ns() - t0) / 1e9);
+      if (time_each) {
+        result.iteration_seconds.push_back(static_cast<double>(monotonic_ns() - t0) / 1e9);
+        result.bounds_ns.front().push_back(realtime_ns());
+      }
     }
     result.wall_seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
     return result;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "collective/job.hpp"
 #include "collective/nccl_context.hpp"
@@ -135,6 +136,9 @@ class NcclBackend : public Backend {
     }
     TimedRun result;
     const std::int64_t start = monotonic_ns();
+    // The GPUs are idle here (every run ends waiting for its streams): the
+    // host's clock now is the first event's time, to place the others.
+    const std::int64_t origin_realtime = realtime_ns();
     record(0);
     for (int k = 0; k < iterations; ++k) {
       context_.job.progress().advance();
@@ -158,12 +162,18 @@ class NcclBackend : public Backend {
     result.wall_seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
     if (!time_each) return result;
     result.iteration_seconds.assign(static_cast<std::size_t>(iterations), 0.0);
+    result.bounds_ns.resize(gpus);
     for (std::size_t i = 0; i < gpus; ++i) {
+      result.bounds_ns[i].push_back(origin_realtime);
       for (int k = 0; k < iterations; ++k) {
         float ms = 0;
         check_cuda(cudaEventElapsedTime(&ms, events[i][k], events[i][k + 1]), "cudaEventElapsedTime");
         auto& slot = result.iteration_seconds[static_cast<std::size_t>(k)];
         slot = std::max(slot, static_cast<double>(ms) / 1e3);
+        float since = 0;
+        check_cuda(cudaEventElapsedTime(&since, events[i][0], events[i][k + 1]), "cudaEventElapsedTime");
+        result.bounds_ns[i].push_back(origin_realtime +
+                                      static_cast<std::int64_t>(std::llround(static_cast<double>(since) * 1e6)));
       }
       for (auto& e : events[i]) cudaEventDestroy(e);
     }

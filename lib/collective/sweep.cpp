@@ -6,6 +6,7 @@
 
 #include "collective/pattern.hpp"
 #include "collective/sizes.hpp"
+#include "collective/train.hpp"
 #include "core/units.hpp"
 
 namespace xtk::collective {
@@ -16,6 +17,7 @@ struct Local {
   double seconds_per_iteration = 0;
   std::vector<double> iteration_seconds;
   std::uint64_t wrong = 0;
+  std::vector<std::vector<std::int64_t>> bounds_ns;  // this process's only: not sent to rank 0
 };
 
 // A result a collective did not write stays wrong: no pattern value is 0x7F bytes.
@@ -58,6 +60,7 @@ Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t cou
   const TimedRun run = backend.run(call, o.iterations, true, o.per_iteration);
   local.seconds_per_iteration = run.wall_seconds / o.iterations;
   local.iteration_seconds = run.iteration_seconds;
+  local.bounds_ns = run.bounds_ns;
   return local;
 }
 
@@ -97,7 +100,7 @@ std::string encode(const Local& l) {
 
 Local decode(const std::string& text) {
   const auto j = nlohmann::json::parse(text);
-  return Local{j.at("s").get<double>(), j.at("i").get<std::vector<double>>(), j.at("w").get<std::uint64_t>()};
+  return Local{j.at("s").get<double>(), j.at("i").get<std::vector<double>>(), j.at("w").get<std::uint64_t>(), {}};
 }
 
 }  // namespace
@@ -115,7 +118,8 @@ nlohmann::json SweepOptions::to_json() const {
           {"op", collective->reduces() ? reduce_op_name(op) : "none"},
           {"root", collective->rooted() ? static_cast<int>(root) : -1},
           {"average", static_cast<int>(rank_time)},
-          {"per_iter_timing", per_iteration ? 1 : 0}};
+          {"per_iter_timing", per_iteration ? 1 : 0},
+          {"collectives_path", collectives_path}};
 }
 
 void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::function<void(const SweepRow&)>& on_row) {
@@ -131,6 +135,10 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
       backend.run(CollectiveCall{&collective, o.type, o.op, bytes / element, o.root, false}, o.warmup, false, false);
     }
   }
+  const auto calls = open_collectives_file(o.collectives_path, std::string(collective.name()), backend.name(), job);
+  std::string name(collective.name());
+  std::replace(name.begin(), name.end(), '-', '_');
+  std::uint64_t run_number = 0;
   for (const auto bytes : sizes) {
     const Counts counts = collective.counts(bytes / element, job.nranks(), element);
     if (counts.param == 0) continue;  // below 16 bytes a rank: nothing to move
@@ -141,6 +149,17 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
     for (const bool in_place : {false, true}) {
       const bool check = o.check && (!in_place || collective.in_place_checked());
       const Local local = measure(o, backend, job, bytes / element, in_place, check);
+      if (calls) {
+        // One "iteration" of the file per size and mode; its calls are the timed ones.
+        for (std::size_t i = 0; i < local.bounds_ns.size(); ++i) {
+          const auto& b = local.bounds_ns[i];
+          for (std::size_t k = 0; k + 1 < b.size(); ++k) {
+            calls->write(CollectiveRecord{job.first_rank() + i, run_number, k, name, row.bytes,
+                                          b[k] + job.clock().offset_ns, b[k + 1] + job.clock().offset_ns});
+          }
+        }
+      }
+      ++run_number;
       const auto gathered = job.gather("the sweep's results", encode(local));
       if (!job.is_root()) continue;
       std::vector<Local> all;
@@ -152,6 +171,7 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
     }
     if (job.is_root()) on_row(row);
   }
+  if (calls) calls->close();
 }
 
 }  // namespace xtk::collective

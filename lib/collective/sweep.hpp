@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "collective/backend.hpp"
@@ -32,6 +33,9 @@ struct SweepOptions {
   ReduceOp op = ReduceOp::sum;
   RankTime rank_time = RankTime::mean;
   bool per_iteration = false;  // -I: time every iteration (nccl-tests' per_iter_timing)
+  // With -I: every timed call's start and end per rank, on rank 0's clock
+  // (the collectives file; {rank} = the process's rank). "" = none.
+  std::string collectives_path;
   nlohmann::json to_json() const;
 };
 

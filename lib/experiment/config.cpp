@@ -190,13 +190,14 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 
   const auto* e = r.table("experiment");
   r.known(e, "experiment",
-          {"name", "out", "executor", "configuration", "link", "emulate_link", "emulation", "seed", "repetitions",
-           "step_timeout"});
+          {"name", "out", "executor", "configuration", "link", "shape_host_nics", "emulate_link", "emulation", "seed",
+           "repetitions", "step_timeout"});
   r.get(e, "name", c.name);
   r.get(e, "out", c.out);
   std::string executor = "netns", configuration = "B";
   r.get(e, "executor", executor);
   r.get(e, "configuration", configuration);
+  r.get(e, "shape_host_nics", c.shape_host_nics);
   try {
     c.executor = parse_executor(executor);
   } catch (const UsageError& err) {

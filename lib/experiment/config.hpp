@@ -42,6 +42,9 @@ struct ExperimentConfig {
   ExecutorKind executor = ExecutorKind::netns;
   Configuration configuration = Configuration::B;
   double link_bps = 1e9;  // capacity of the bottleneck link
+  // netns: every other host NIC shaped to link_bps too, as on a switch whose
+  // ports all run at one rate; false leaves them unshaped (veth: no limit).
+  bool shape_host_nics = true;
   Emulation emulation;
   std::uint64_t seed = 1;
   std::uint32_t repetitions = 1;

@@ -39,7 +39,7 @@ class NetnsExecutor final : public Executor {
     // Every other host NIC runs at the link rate too, as on the seed's switch:
     // a burst leaves its sender no faster than the link and queues there first,
     // not all at once in the bottleneck's queue.
-    for (std::size_t h = 0; h < hosts; ++h) {
+    for (std::size_t h = 0; h < hosts && config.shape_host_nics; ++h) {
       if (config.configuration == Configuration::A && h == bottleneck.host) continue;
       Shaping nic = bottleneck;
       nic.where = Shaping::Where::nic;
@@ -67,7 +67,8 @@ class NetnsExecutor final : public Executor {
             {"hosts", spec.hosts},
             {"bottleneck", fmt::format("{}:h0 {:.0f} bit/s ({})", s.where == Shaping::Where::port ? "port" : "nic",
                                        s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")},
-            {"host_links", fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)}};
+            {"host_links", spec.shaping.size() > 1 ? fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)
+                                                   : std::string("unshaped")}};
   }
 
  private:

@@ -155,6 +155,29 @@ TEST_F(CollectiveLoopback, SweepPrintsTheTableOrTheCsv) {
   }
 }
 
+// -I 1 with --collectives-file: every timed call of every rank, one file
+// "iteration" per size and mode, that the straggler table reads.
+TEST_F(CollectiveLoopback, SweepWritesEveryRanksTimedCalls) {
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    return rank_argv(r, 3, port, "sweep",
+                     {"-C", "all_gather", "-b", "4K", "-e", "32K", "-f", "8", "-n", "4", "-I", "1",
+                      "--collectives-file", file("calls-{rank}.csv"), "--timeout", "20s"});
+  });
+  for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+  for (int r = 0; r < 3; ++r) {
+    const auto text = read_text(file(fmt::format("calls-{}.csv", r)));
+    // 8 header lines and the columns; 2 sizes x 2 modes x 4 calls.
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 8 + 1 + 16) << text;
+    EXPECT_NE(text.find(fmt::format("\n{},3,3,all_gather,32768,", r)), std::string::npos) << text;
+  }
+  const auto result = xtk::testing::run_tool_command(
+      XTK_ANALYZE_BIN, fmt::format("stragglers --json {} {} {}", file("calls-0.csv"), file("calls-1.csv"),
+                                   file("calls-2.csv")));
+  ASSERT_EQ(result.status, 0) << result.out;
+  EXPECT_EQ(json_in(result.out)["tables"]["stragglers"][0]["calls"], 16) << result.out;
+}
+
 TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
   const auto port = next_port();
   Ranks ranks(3, dir_, [&](std::size_t r) {

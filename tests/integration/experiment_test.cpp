@@ -212,6 +212,30 @@ TEST_F(Experiment, ConfigurationAOneStepEndToEnd) {
   EXPECT_EQ(all.find(",failed,"), std::string::npos) << all.substr(0, 2000);
 }
 
+// [training] replay: the recorded DDP job's collectives (at 1/100 of their
+// size) through the testbed as the step's training job, with its files.
+TEST_F(Experiment, ReplayedJobRunsAsTheTrainingJob) {
+  const std::string traces = std::string(XTK_REPLAY_DATA) + "/resnet50-ddp";
+  const std::string path = (dir_ / "r.toml").string();
+  // The traces' 97 MiB of gradients per iteration would take seconds at 200 Mbit/s: emulating a
+  // 20 Gbit/s cluster by bytes sends 1/100 of them.
+  std::ofstream(path) << "[experiment]\nname = \"r\"\nlink = \"200M\"\nemulate_link = \"20G\"\nemulation = \"bytes\"\n"
+                      << "step_timeout = \"60s\"\n[training]\nmodel = \"resnet50\"\nranks = 2\niterations = 3\n"
+                      << "warmup = 1\ntimeout = \"20s\"\nreplay = \"" << traces << "/et-rank{rank}.json.gz\"\nkineto = \""
+                      << traces << "/kineto-rank{rank}.json.gz\"\n[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [0]\n";
+  const auto result = run_command(xtk_run(path), 180s);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  const fs::path step = fs::path(exp()) / "resnet50" / "none" / "step00";
+  EXPECT_EQ(run_json(step)["status"], "ok");
+  std::ifstream calls(step / "collectives-1.csv");
+  std::string all((std::istreambuf_iterator<char>(calls)), std::istreambuf_iterator<char>());
+  EXPECT_NE(all.find("\n1,2,6,all_reduce,"), std::string::npos) << all;  // the last bucket of the last iteration
+  EXPECT_NE(all.find(",broadcast,"), std::string::npos) << all;
+  std::ifstream log(step / "rank-0.log");
+  std::string text0((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text0.find("7 collectives and 2 waits each"), std::string::npos) << text0;
+}
+
 // `xtk demo` itself, on a short version of its config (the same testbed,
 // emulation and capture; 2 steps of 1 iteration): it runs, prints its tables
 // and leaves no testbed behind.

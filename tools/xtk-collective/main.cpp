@@ -86,6 +86,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       ->add_option("-I,--per_iter_timing", per_iteration,
                    "time every iteration, 0 or 1 (CUDA events between the calls cost NCCL a few percent at 32M)")
       ->capture_default_str();
+  sweep_cmd->add_option("--collectives-file", sweep.collectives_path,
+                        "with -I 1: every timed call's start and end per rank, on rank 0's clock (docs/collective.md); "
+                        "{rank} = the process's rank");
   sweep_cmd->add_flag("--csv", csv, "rank 0 prints the '# xtk-sweep' CSV (docs/collective.md) instead of the table");
 
   xc::TrainFlags train_flags;
@@ -129,6 +132,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       if (average < 0 || average > 3) throw xtk::UsageError("-a must be 0, 1, 2 or 3");
       if (per_iteration != 0 && per_iteration != 1) throw xtk::UsageError("-I must be 0 or 1");
       sweep.per_iteration = per_iteration == 1;
+      if (!sweep.collectives_path.empty() && !sweep.per_iteration) {
+        throw xtk::UsageError("--collectives-file: give -I 1 too (the calls are timed one by one only then)");
+      }
       sweep.rank_time = static_cast<xc::RankTime>(average);
       if (sweep.iterations < 1) throw xtk::UsageError("-n must be at least 1");
       if (sweep.warmup < 0) throw xtk::UsageError("-w must not be negative");
@@ -136,7 +142,12 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
         throw xtk::UsageError("-o avg: Gloo has no average; use sum");
       }
       xc::sweep_sizes(sweep.min_bytes, sweep.max_bytes, sweep.factor, sweep.step_bytes, 1);  // usage errors now
-      xc::Job job(xc::resolve_world(xc::to_world_flags(job_flags)), gpus, timeout_ns, "xtk-collective");
+      const xc::World world = xc::resolve_world(xc::to_world_flags(job_flags));
+      if (world.world_size > 1 && !sweep.collectives_path.empty() &&
+          sweep.collectives_path.find("{rank}") == std::string::npos) {
+        throw xtk::UsageError("--collectives-file: with several processes the path needs {rank}");
+      }
+      xc::Job job(world, gpus, timeout_ns, "xtk-collective");
       if (sweep.collective->rooted() && sweep.root >= job.nranks()) {
         throw xtk::UsageError(fmt::format("-r {}: the job has ranks 0 to {}", sweep.root, job.nranks() - 1));
       }
