@@ -173,8 +173,8 @@ TEST_F(CollectiveLoopback, SweepWritesEveryRanksTimedCalls) {
     EXPECT_NE(text.find(fmt::format("\n{},3,3,all_gather,32736,", r)), std::string::npos) << text;
   }
   const auto result = xtk::testing::run_tool_command(
-      XTK_ANALYZE_BIN, fmt::format("stragglers --json {} {} {}", file("calls-0.csv"), file("calls-1.csv"),
-                                   file("calls-2.csv")));
+      XTK_ANALYZE_BIN,
+      fmt::format("stragglers --json {} {} {}", file("calls-0.csv"), file("calls-1.csv"), file("calls-2.csv")));
   ASSERT_EQ(result.status, 0) << result.out;
   EXPECT_EQ(json_in(result.out)["tables"]["stragglers"][0]["calls"], 16) << result.out;
 }

@@ -221,8 +221,9 @@ TEST_F(Experiment, ReplayedJobRunsAsTheTrainingJob) {
   // 20 Gbit/s cluster by bytes sends 1/100 of them.
   std::ofstream(path) << "[experiment]\nname = \"r\"\nlink = \"200M\"\nemulate_link = \"20G\"\nemulation = \"bytes\"\n"
                       << "step_timeout = \"60s\"\n[training]\nmodel = \"resnet50\"\nranks = 2\niterations = 3\n"
-                      << "warmup = 1\ntimeout = \"20s\"\nreplay = \"" << traces << "/et-rank{rank}.json.gz\"\nkineto = \""
-                      << traces << "/kineto-rank{rank}.json.gz\"\n[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [0]\n";
+                      << "warmup = 1\ntimeout = \"20s\"\nreplay = \"" << traces
+                      << "/et-rank{rank}.json.gz\"\nkineto = \"" << traces
+                      << "/kineto-rank{rank}.json.gz\"\n[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [0]\n";
   const auto result = run_command(xtk_run(path), 180s);
   ASSERT_EQ(result.exit_status, 0) << result.output;
   const fs::path step = fs::path(exp()) / "resnet50" / "none" / "step00";
