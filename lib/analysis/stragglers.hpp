@@ -40,6 +40,8 @@ struct Stragglers {
 // InputError naming the file and line.
 Stragglers read_stragglers(const std::vector<std::string>& paths, std::uint64_t ranks, std::uint64_t warmup);
 
+inline constexpr const char* kStragglerTableTitle = "8. Stragglers: who arrived last at each collective call";
+
 // Table 8's columns after `leading` (the step's), and one row per rank.
 std::vector<Column> straggler_columns(std::vector<Column> leading);
 void add_straggler_rows(Table& table, const std::vector<Cell>& leading, const Stragglers& s);

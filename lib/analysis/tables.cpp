@@ -552,7 +552,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                         pct(s.measured_load_bps / s.capacity_bps()), std::string(to_string(s.load_source))},
                        *s.stragglers);
   }
-  tables.push_back({"stragglers", "8. Stragglers: who arrived last at each bucket all-reduce", std::move(stragglers)});
+  tables.push_back({"stragglers", kStragglerTableTitle, std::move(stragglers)});
   return tables;
 }
 

@@ -31,8 +31,7 @@ void run_stragglers(const StragglersFlags& f) {
   }
   xtk::Table table(an::straggler_columns({}));
   an::add_straggler_rows(table, {}, s);
-  an::emit({{"stragglers", "8. Stragglers: who arrived last at each bucket all-reduce", std::move(table)}}, f.out,
-           true);
+  an::emit({{"stragglers", an::kStragglerTableTitle, std::move(table)}}, f.out, true);
 }
 
 }  // namespace
