@@ -173,23 +173,25 @@ class NcclTrainEngine : public TrainEngine {
         check_cuda(cudaEventElapsedTime(&ms, g.origin, e), "cudaEventElapsedTime");
         return origin_realtime_ns_ + static_cast<std::int64_t>(std::llround(static_cast<double>(ms) * 1e6));
       };
-      for (std::size_t bucket : issued_)
-        t.calls.push_back(CallTiming{i, bucket, at(g.arrive[bucket]), at(g.end[bucket])});
-    }
-    issued_.clear();
-    origin_pending_ = true;
-    for (auto& g : gpus_) {
+      // Only this iteration's calls: a replay issues a different subset of
+      // its buckets in each recorded iteration, and an event never recorded
+      // has no time.
       double comm_ms = 0;
-      for (std::size_t b = 0; b < plan_.buckets.size(); ++b) {
+      for (std::size_t bucket : issued_) {
+        t.calls.push_back(CallTiming{i, bucket, at(g.arrive[bucket]), at(g.end[bucket])});
         float ms = 0;
-        check_cuda(cudaEventElapsedTime(&ms, g.start[b], g.end[b]), "cudaEventElapsedTime");
+        check_cuda(cudaEventElapsedTime(&ms, g.start[bucket], g.end[bucket]), "cudaEventElapsedTime");
         comm_ms += ms;
       }
       float exposed = 0;
-      check_cuda(cudaEventElapsedTime(&exposed, g.backward_end, g.end.back()), "cudaEventElapsedTime");
+      if (!issued_.empty()) {
+        check_cuda(cudaEventElapsedTime(&exposed, g.backward_end, g.end[issued_.back()]), "cudaEventElapsedTime");
+      }
       t.comm_ns = std::max(t.comm_ns, static_cast<std::int64_t>(std::llround(comm_ms * 1e6)));
       t.exposed_ns = std::max(t.exposed_ns, static_cast<std::int64_t>(std::llround(std::max(0.0F, exposed) * 1e6)));
     }
+    issued_.clear();
+    origin_pending_ = true;
     return t;
   }
 
