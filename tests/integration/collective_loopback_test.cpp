@@ -305,6 +305,23 @@ TEST_F(CollectiveLoopback, ReplayRunsTheRecordedCollectivesInOrder) {
   EXPECT_NE(calls.find("\n2,0,2,all_reduce,81960,"), std::string::npos) << calls;
 }
 
+// A trace of two profiled steps replays them in turn: iterations 0 and 2 run
+// step 5's all-reduce, 1 and 3 step 6's broadcast (bucket 1) and its wait.
+TEST_F(CollectiveLoopback, ReplayCyclesThroughSeveralRecordedSteps) {
+  const auto port = next_port();
+  Ranks ranks(2, dir_, [&](std::size_t r) {
+    return rank_argv(r, 2, port, "replay",
+                     {"--trace", std::string(XTK_REPLAY_DATA) + "/two-steps.json", "--iters", "4", "--warmup", "0",
+                      "-o", "", "--collectives-file", file("calls-{rank}.csv"), "--timeout", "20s"});
+  });
+  for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+  const auto calls = read_text(file("calls-1.csv"));
+  for (const char* row :
+       {"\n1,0,0,all_reduce,2000,", "\n1,1,1,broadcast,80,", "\n1,2,0,all_reduce,2000,", "\n1,3,1,broadcast,80,"}) {
+    EXPECT_NE(calls.find(row), std::string::npos) << row << "\n" << calls;
+  }
+}
+
 TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {
   const auto port = next_port();
   Ranks ranks(3, dir_, [&](std::size_t r) {

@@ -95,6 +95,25 @@ TEST(ReplayTrace, ComputeBetweenTheCallsComesFromTheKinetoTrace) {
   EXPECT_GT(it.after_join_ns, 0);
 }
 
+// A trace of two profiled steps (tests/data/replay/two-steps.json, written by
+// hand): each step keeps the calls recorded after it began, with its own
+// type, root and wait.
+TEST(ReplayTrace, SeveralProfiledStepsEachKeepTheirCalls) {
+  const auto trace = read_recorded_trace(std::string(XTK_REPLAY_DATA) + "/two-steps.json", "");
+  ASSERT_EQ(trace.iterations.size(), 2u);
+  EXPECT_EQ(trace.iterations[0].name, "ProfilerStep#5");
+  ASSERT_EQ(trace.iterations[0].calls.size(), 1u);
+  EXPECT_EQ(trace.iterations[0].calls[0].collective->name(), "all-reduce");
+  EXPECT_EQ(trace.iterations[0].calls[0].type, DataType::bfloat16);
+  EXPECT_EQ(trace.iterations[0].calls[0].counts.send, 1000u);
+  ASSERT_EQ(trace.iterations[1].calls.size(), 2u);
+  EXPECT_EQ(trace.iterations[1].calls[0].collective->name(), "broadcast");
+  EXPECT_EQ(trace.iterations[1].calls[0].type, DataType::int64);
+  EXPECT_EQ(trace.iterations[1].calls[0].root, 1u);
+  EXPECT_EQ(trace.iterations[1].calls[0].group.description, "");
+  EXPECT_TRUE(trace.iterations[1].calls[1].is_wait());
+}
+
 TEST(ReplayTrace, ErrorsNameTheFileAndTheNode) {
   const auto dir = std::filesystem::temp_directory_path() / ("xtk_replay_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
