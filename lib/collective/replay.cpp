@@ -177,17 +177,7 @@ ReplaySummary run_replay(const ReplayOptions& o, const RecordedTrace& trace, Bac
     job.progress().set_where(fmt::format("in replayed iteration {}", k));
     const std::int64_t t0 = monotonic_ns(), wall0 = realtime_ns();
     const IterationTiming timing = run(k);
-    const std::int64_t t1 = monotonic_ns(), wall1 = realtime_ns();
-    const double iter_us = static_cast<double>(t1 - t0) / 1e3;
-    part.iter_us.push_back(iter_us);
-    part.comm_us.push_back(static_cast<double>(timing.comm_ns) / 1e3);
-    part.exposed_us.push_back(static_cast<double>(timing.exposed_ns) / 1e3);
-    if (writer) {
-      for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
-        writer->write(IterationRecord{job.first_rank() + i, k, wall0, wall1, iter_us,
-                                      static_cast<double>(timing.comm_ns) / 1e3, plan.bytes_sent[k % recorded]});
-      }
-    }
+    record_iteration(timing, k, t0, wall0, plan.bytes_sent[k % recorded], job, part, writer.get());
     if (calls) write_calls(*calls, job, k, timing, plan.plan);
   }
   if (writer) writer->close();

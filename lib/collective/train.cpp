@@ -245,17 +245,7 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
     const bool want_stop = stop_requested.load() || (o.iterations == 0 && monotonic_ns() - start >= o.duration_ns);
     const std::int64_t t0 = monotonic_ns(), wall0 = realtime_ns();
     const bool stop = trainer.iteration(want_stop, &timing);
-    const std::int64_t t1 = monotonic_ns(), wall1 = realtime_ns();
-    const double iter_us = static_cast<double>(t1 - t0) / 1e3;
-    part.iter_us.push_back(iter_us);
-    part.comm_us.push_back(static_cast<double>(timing.comm_ns) / 1e3);
-    part.exposed_us.push_back(static_cast<double>(timing.exposed_ns) / 1e3);
-    if (writer) {
-      for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
-        writer->write(IterationRecord{job.first_rank() + i, k, wall0, wall1, iter_us,
-                                      static_cast<double>(timing.comm_ns) / 1e3, trainer.bytes_sent()});
-      }
-    }
+    record_iteration(timing, k, t0, wall0, trainer.bytes_sent(), job, part, writer.get());
     if (calls) write_calls(*calls, job, k, timing, trainer.plan().plan);
     if (stop) {
       part.interrupted = stop_requested.load() || o.iterations > 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "collective/sizes.hpp"
+#include "core/clock.hpp"
 #include "core/report.hpp"
 #include "core/units.hpp"
 
@@ -36,6 +37,20 @@ RankPart RankPart::decode(const std::string& text) {
   p.wrong = j.at("wrong").get<std::uint64_t>();
   p.interrupted = j.at("interrupted").get<bool>();
   return p;
+}
+
+void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::int64_t t0_ns, std::int64_t wall0_ns,
+                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer) {
+  const std::int64_t t1 = monotonic_ns(), wall1 = realtime_ns();
+  const double iter_us = static_cast<double>(t1 - t0_ns) / 1e3;
+  const double comm_us = static_cast<double>(timing.comm_ns) / 1e3;
+  part.iter_us.push_back(iter_us);
+  part.comm_us.push_back(comm_us);
+  part.exposed_us.push_back(static_cast<double>(timing.exposed_ns) / 1e3);
+  if (writer == nullptr) return;
+  for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
+    writer->write(IterationRecord{job.first_rank() + i, iter, wall0_ns, wall1, iter_us, comm_us, bytes});
+  }
 }
 
 TrainSummary summarize(const ModelProfile& profile, const BucketPlan& plan, const ComputeTimes& compute,

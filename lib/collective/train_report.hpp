@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "collective/buckets.hpp"
+#include "collective/job.hpp"
 #include "collective/run_info.hpp"
 #include "collective/train.hpp"
+#include "formats/iterations.hpp"
 
 namespace xtk::collective {
 
@@ -22,6 +24,12 @@ struct RankPart {
   std::string encode() const;
   static RankPart decode(const std::string& text);
 };
+
+// One iteration just run (it began at t0_ns, CLOCK_MONOTONIC, and wall0_ns,
+// CLOCK_REALTIME; it ends now) into this process's part, and a row per local
+// rank into the iterations file when there is one.
+void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::int64_t t0_ns, std::int64_t wall0_ns,
+                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer);
 
 // The job's summary from every process's part (rank 0), or from `own` alone
 // (other ranks, which pass their part and an empty `parts`).

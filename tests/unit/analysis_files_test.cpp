@@ -8,6 +8,7 @@
 
 #include "analysis/model_params.hpp"
 #include "analysis/run_dir.hpp"
+#include "common/error_of.hpp"
 #include "core/error.hpp"
 #include "formats/counters.hpp"
 #include "formats/csv_file.hpp"
@@ -18,14 +19,7 @@
 namespace xtk::analysis {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using xtk::testing::error_of;
 
 constexpr const char* kIterHead =
     "# xtk-iterations\n# format_version=1\nrank,iter,start_ns,end_ns,iter_us,comm_us,bytes\n";

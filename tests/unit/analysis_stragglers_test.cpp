@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "analysis/stragglers.hpp"
+#include "common/error_of.hpp"
 #include "core/error.hpp"
 #include "formats/collectives.hpp"
 
@@ -17,14 +18,7 @@ namespace {
 constexpr const char* kHead =
     "# xtk-collectives\n# format_version=1\n# clock_offset_ns=0\nrank,iter,index,collective,bytes,arrive_ns,end_ns\n";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using xtk::testing::error_of;
 
 class StragglerFiles : public ::testing::Test {
  protected:

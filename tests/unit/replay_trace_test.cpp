@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "collective/execution_trace.hpp"
+#include "common/error_of.hpp"
 #include "core/error.hpp"
 
 namespace xtk::collective {
@@ -19,14 +20,7 @@ namespace {
 
 const std::string kDir = std::string(XTK_REPLAY_DATA) + "/resnet50-ddp";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using xtk::testing::error_of;
 
 struct Expected {
   const char* torch_name;
