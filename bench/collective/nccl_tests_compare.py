@@ -51,11 +51,21 @@ def main():
     for c in a.collectives:
         pairs = []
         for i in range(1, a.pairs + 1):
+            nt_path = f"{a.out}/{c}.nccl-tests.{i}.txt"
             try:
-                pairs.append((xtk_rows(f"{a.out}/{c}.xtk.{i}.json"), nccl_tests_rows(f"{a.out}/{c}.nccl-tests.{i}.txt")))
+                pair = (xtk_rows(f"{a.out}/{c}.xtk.{i}.json"), nccl_tests_rows(nt_path))
             except (OSError, ValueError, KeyError) as e:
                 print(f"nccl_tests_compare.py: {c} pair {i}: {e}", file=sys.stderr)
                 ok = False
+                continue
+            # A binary that did not start leaves an output with no table: no pair, and the goal unmet.
+            if not pair[1]:
+                print(f"nccl_tests_compare.py: {nt_path}: no result rows (see its text)", file=sys.stderr)
+                ok = False
+                continue
+            pairs.append(pair)
+        if len(pairs) < a.pairs:
+            ok = False
         if not pairs:
             continue
         for size in sorted(pairs[0][1]):
