@@ -232,12 +232,20 @@ def replay(path, seconds, tmp, extra=()):
     return json.loads(out), (before_all, at_start, at_end, after_all)
 
 
+def late_by_cause(summary):
+    c = summary["late_causes"]
+    return "/".join(str(c[k]) for k in ("feeder", "wake-up", "worker", "connection"))
+
+
 def part_lateness(seconds, tmp):
     print("\n== 2. web-search replay in the testbed, tuned: lateness (goal: p99 <= 15 us and p99.9 <= 200 us), "
           "the load at the receiver, and this machine's timer floor for reference")
     print(f"# {'link':>5} {'profile':10} {'load':>4} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} "
           f"{'late_p999_us':>12} {'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8} {'drift_us':>8} "
-          f"{'waits':>5} {'floor_p99_us':>12} {'achieved/offered':>16} {'goal':>4}")
+          f"{'waits':>5} {'floor_p99_us':>12} {'floor_max_us':>12} {'achieved/offered':>16} {'goal':>4} "
+          f"{'late_by_cause':>13} {'max_cause':>10}")
+    print("# late_by_cause: flows later than 100 us, feeder/wake-up/worker/connection (docs/flow-engine.md#summary);"
+          " max_cause: the latest flow's")
     rows = []
     for link in ("1G", "5G"):
         testbed_up(f"port:h1={link}", NET_CPUS)
@@ -265,8 +273,9 @@ def part_lateness(seconds, tmp):
                           f"{p99:11.1f} {s['lateness_us']['p999']:12.1f} {s['lateness_us']['max']:11.1f} "
                           f"{s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} "
                           f"{s['drift_us']['last_minus_first']:8.1f} "
-                          f"{s['connection_waits']:5} {floor['p99']:12.1f} {ratio:16.4f} "
-                          f"{'met' if p99 <= 15 and s['lateness_us']['p999'] <= 200 else 'not':>4}", flush=True)
+                          f"{s['connection_waits']:5} {floor['p99']:12.1f} {floor['max']:12.1f} {ratio:16.4f} "
+                          f"{'met' if p99 <= 15 and s['lateness_us']['p999'] <= 200 else 'not':>4} "
+                          f"{late_by_cause(s):>13} {s['late_causes']['latest_cause'] or '-':>10}", flush=True)
         finally:
             testbed_down()
     return rows

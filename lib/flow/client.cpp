@@ -347,11 +347,13 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
       while (have && shared.start_mono_ns + plan.sched_ns <= t + kLookaheadNs) {
         if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
           cancel(plan, "scheduled after --duration");
-        } else if (!workers[next_worker]->ring().push(plan)) {
-          break;  // that worker is full: the next round goes on
         } else {
+          // Stamped when first offered: the time a full ring adds is the worker's backlog, not the feeder's.
+          if (plan.handed_abs == 0) plan.handed_abs = monotonic_ns();
+          if (!workers[next_worker]->ring().push(plan)) break;  // that worker is full: the next round goes on
           workers[next_worker]->handed(shared.start_mono_ns + plan.sched_ns);
           next_worker = (next_worker + 1) % workers.size();
+          plan.handed_abs = 0;
         }
         have = feed.next(plan);
       }
@@ -386,6 +388,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   if (tty) std::cerr << '\n';
   result.summary.set_elapsed_ns(monotonic_ns() - shared.start_mono_ns);
   result.summary.set_connection_waits(shared.connection_waits.load());
+  result.summary.set_late_starts(shared.late_starts);
   writer.close();
   result.records = writer.written();
   for (auto& w : workers) {

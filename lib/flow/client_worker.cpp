@@ -70,6 +70,9 @@ bool Shared::publish(std::vector<FlowRecord>& batch, bool wait) {
 
 void Worker::Impl::record(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status,
                           std::string error, std::uint64_t size) {
+  if (start_abs > 0) {
+    late_starts.add({shared.start_mono_ns + plan.sched_ns, plan.handed_abs, plan.taken_abs, plan.asleep_ns, start_abs});
+  }
   FlowRecord r;
   r.flow_id = plan.id;
   r.dst = shared.destinations[plan.dst].name;
@@ -187,7 +190,16 @@ void Connection::option_failed(std::string_view option, int error) {
 
 std::int64_t Connection::next_due() const { return worker.next_due(); }
 
-void Worker::Impl::begin(const PlannedFlow& plan, std::int64_t now) {
+void Worker::Impl::begin(const PlannedFlow& handed, std::int64_t now) {
+  PlannedFlow plan = handed;
+  plan.taken_abs = now;
+  // Asleep past the time it could have started: the last wait spanned it.
+  const std::int64_t available = std::max(shared.start_mono_ns + plan.sched_ns, plan.handed_abs);
+  plan.asleep_ns = wait_from <= available && available < wait_to ? wait_to - available : 0;
+  if (backlog_full) {
+    plan.taken_abs = std::min(now, available);
+    plan.asleep_ns = 0;
+  }
   DestinationState& ds = dst_state(plan.dst);
   if (opt.policy == ConnectionPolicy::pool && !plan.stream && !ds.idle.empty()) {
     Connection* c = ds.idle.back();
@@ -320,6 +332,7 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
   }
   const timespec timeout = to_timespec(wait_ns);
   std::int64_t io_from = -1;  // when the events began to be handled
+  wait_from = now;
   const int n = poller.dispatch(&timeout, [&]() -> std::int64_t {
     const std::int64_t now_i = monotonic_ns();
     if (io_from < 0) io_from = now_i;
@@ -331,8 +344,9 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
     if (due - now_i <= kLastStretchNs && !(behind && now_i - io_from < kYieldNs)) return -1;
     return now_i;
   });
+  wait_to = io_from >= 0 ? io_from : monotonic_ns();
   if (n == 0 && wait_ns > 0) {
-    last_sleep = monotonic_ns();
+    last_sleep = wait_to;
     if (!fifo && shared.timing->realtime()) {
       shared.timing->set_worker_fifo(true);  // caught up: its next wake-up is a start's again
       fifo = true;
@@ -363,12 +377,15 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       if (!cancelled_in_flight) cancel_all(in_flight);
       cancelled_in_flight = in_flight;
     } else {
-      while (const PlannedFlow* plan = self.ring_.front()) {
-        if (shared.start_mono_ns + plan->sched_ns > now || pending >= kMaxPendingFlows) break;
+      const PlannedFlow* plan = nullptr;
+      while ((plan = self.ring_.front()) != nullptr && shared.start_mono_ns + plan->sched_ns <= now) {
+        if (pending >= kMaxPendingFlows) break;
         begin(*plan, now);
         pop_front();
         now = monotonic_ns();
       }
+      // Due flows left on the ring wait for connections as much as those queued for one.
+      backlog_full = plan != nullptr && shared.start_mono_ns + plan->sched_ns <= now;
       open_ahead(now);
       now = monotonic_ns();
     }
@@ -442,6 +459,10 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
   }
   shared.publish(batch, true);
   shared.connection_waits += connection_waits;
+  {
+    std::lock_guard<std::mutex> lock(shared.records_mutex);
+    shared.late_starts.merge(late_starts);
+  }
   for (const auto& [option, failure] : option_failures) {
     warnings.push_back(fmt::format("worker {}: {} could not be set for {} flows ({}); they ran without it", index,
                                    option, failure.flows, std::strerror(failure.error)));

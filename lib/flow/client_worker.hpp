@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flow/client.hpp"
+#include "flow/late_starts.hpp"
 #include "flow/spsc_ring.hpp"
 #include "formats/flow_records.hpp"
 #include "transport/socket.hpp"
@@ -46,6 +47,10 @@ struct PlannedFlow {
   std::uint8_t congestion_control = 0;  // 1 + its index in Shared::congestion_controls; 0: none named
   bool stream = false;                  // bulk: send until stop_ns
   std::int64_t stop_ns = 0;
+  // For the causes of a late start (flow/late_starts.hpp), absolute: when the
+  // feeder first offered it and the worker took it, and how long of the time
+  // in between the worker slept past it.
+  std::int64_t handed_abs = 0, taken_abs = 0, asleep_ns = 0;
 };
 
 struct Shared {
@@ -60,6 +65,7 @@ struct Shared {
   std::atomic<std::uint64_t> connection_waits{0};  // pool: flows that found no idle connection
   std::mutex records_mutex;
   std::vector<FlowRecord> records;  // finished, not yet written
+  LateStarts late_starts;           // every worker's, merged at its end (under records_mutex)
   explicit Shared(const ClientOptions& o) : options(o) {
     destinations.reserve(kMaxDestinations);
     congestion_controls.reserve(kMaxCongestionControls);

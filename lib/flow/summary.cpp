@@ -25,7 +25,7 @@ void ClientSummary::add(const FlowRecord& r) {
     bytes_started_ += r.size_bytes;
     const auto lateness = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.start_ns - r.sched_start_ns));
     lateness_ns_.add(lateness);
-    if (lateness > 100'000) ++late_over_100us_;
+    if (lateness > kLateStartNs) ++late_over_100us_;
     if (lateness > 1'000'000) ++late_over_1ms_;
     if (in_.duration_ns > 0) {
       if (r.sched_start_ns < in_.duration_ns / 10) early_.add(lateness);
@@ -75,6 +75,7 @@ void ClientSummary::print(std::ostream& out) const {
   line("later than 100 us/1 ms", fmt::format("{} ({:.3f} %) / {} ({:.3f} %) flows", late_over_100us_,
                                              100.0 * static_cast<double>(late_over_100us_) / started, late_over_1ms_,
                                              100.0 * static_cast<double>(late_over_1ms_) / started));
+  line("late by cause", late_starts_.describe());
   line("drift (p50 late-early)", fmt::format("{:+.1f} us (first 10 %: {:.1f} us, last 10 %: {:.1f} us)",
                                              (late_.quantile(0.5) - early_.quantile(0.5)) / 1e3,
                                              early_.quantile(0.5) / 1e3, late_.quantile(0.5) / 1e3));
@@ -117,6 +118,7 @@ nlohmann::json ClientSummary::to_json() const {
                       {"max", lateness_ns_.quantile(1) / 1e3}};
   j["flows_late_over_100us"] = late_over_100us_;
   j["flows_late_over_1ms"] = late_over_1ms_;
+  j["late_causes"] = late_starts_.to_json();
   j["drift_us"] = {{"first_10pct_p50", early_.quantile(0.5) / 1e3},
                    {"last_10pct_p50", late_.quantile(0.5) / 1e3},
                    {"last_minus_first", (late_.quantile(0.5) - early_.quantile(0.5)) / 1e3}};

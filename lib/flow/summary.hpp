@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/stats.hpp"
+#include "flow/late_starts.hpp"
 #include "formats/flow_records.hpp"
 
 namespace xtk {
@@ -29,6 +30,9 @@ class ClientSummary {
   void set_elapsed_ns(std::int64_t ns) { elapsed_ns_ = ns; }
   // Pool: flows that found no idle connection at their start and waited for one.
   void set_connection_waits(std::uint64_t flows) { connection_waits_ = flows; }
+  // The workers' causes of the starts later than 100 us.
+  void set_late_starts(const LateStarts& late) { late_starts_ = late; }
+  const LateStarts& late_starts() const { return late_starts_; }
 
   std::uint64_t flows() const { return flows_; }
   std::uint64_t flows_with(FlowStatus status) const { return by_status_[static_cast<std::size_t>(status)]; }
@@ -62,6 +66,7 @@ class ClientSummary {
   std::array<std::uint64_t, 4> by_status_{};
   std::int64_t elapsed_ns_ = 0;
   std::uint64_t connection_waits_ = 0;
+  LateStarts late_starts_;
   std::uint64_t late_over_100us_ = 0, late_over_1ms_ = 0;
   LogHistogram fct_ns_, lateness_ns_, early_, late_;
   std::array<Bin, 4> bins_;

@@ -257,6 +257,12 @@ TEST(Loopback, FlowsBeyondAFullWorkerRingAllStart) {
   EXPECT_EQ(total, flows);
   EXPECT_EQ(by_status.at("ok"), flows);
   EXPECT_EQ(server.counters().push_flows, flows);
+  // Late for want of a connection (4 for all of them), not for the feeder's
+  // full ring or the worker.
+  const auto& late = result.summary.late_starts();
+  EXPECT_EQ(late.total(), result.summary.flows_late_over_100us());
+  EXPECT_GT(late.flows(LateCause::connection), late.total() * 99 / 100) << late.describe();
+  EXPECT_EQ(late.max_cause(), LateCause::connection) << late.describe();
 }
 
 // A flow handed over to a worker that sleeps with an empty ring (as when the
