@@ -345,6 +345,9 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
     return now_i;
   });
   wait_to = io_from >= 0 ? io_from : monotonic_ns();
+  // A poll without a timeout is not a sleep: time lost inside it (the kernel's
+  // work on this CPU) is the awake worker's.
+  if (wait_ns == 0) wait_from = wait_to = 0;
   if (n == 0 && wait_ns > 0) {
     last_sleep = wait_to;
     if (!fifo && shared.timing->realtime()) {

@@ -2,10 +2,11 @@
 // split into the parts that add up to it, in order:
 //   feeder      the feeder offered it to its worker after its time (reading
 //               the schedule, or off its CPU);
-//   wake-up     the worker was asleep at that time and woke after it (timer
-//               and scheduler latency: the kernel's);
+//   wake-up     the worker was asleep (a wait with a timeout) at that time
+//               and woke after it: timer and scheduler latency, the kernel's;
 //   worker      the worker was awake and had not taken it yet: moving other
-//               flows' bytes, starting others, or off its CPU;
+//               flows' bytes, starting others, or off its CPU (the kernel's
+//               work there included);
 //   connection  it waited for a connection: queued for one (pool at
 //               --pool-limit, a handshake; per-flow: the handshake's start),
 //               or left on a full ring behind the flows queued so.
