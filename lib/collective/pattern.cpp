@@ -123,6 +123,21 @@ void store_from_double(DataType type, void* out, std::size_t i, double v) {
   }
 }
 
+// body.template operator()<Raw>() with Raw the unsigned integer of the element's size.
+template <typename Body>
+void with_element_size(std::size_t size, Body body) {
+  switch (size) {
+    case 1:
+      return body.template operator()<std::uint8_t>();
+    case 2:
+      return body.template operator()<std::uint16_t>();
+    case 4:
+      return body.template operator()<std::uint32_t>();
+    default:
+      return body.template operator()<std::uint64_t>();
+  }
+}
+
 // body(begin, end) over [0, count) in slices on every core, for the
 // gigabyte buffers of a sweep; the sum of what the slices return.
 template <typename Body>
@@ -182,6 +197,7 @@ DataPattern::DataPattern(DataType type, ReduceOp op, std::uint32_t nranks)
       for (std::uint32_t j = 0; j < modulus_; ++j) inputs_.push_back(negative ? j - 11.0 : j);
       break;
   }
+  fastmod_ = UINT64_MAX / modulus_ + 1;
   for (std::uint32_t k = 0; k < modulus_; ++k) {
     double e = 0;
     switch (type) {
@@ -233,50 +249,83 @@ DataPattern::DataPattern(DataType type, ReduceOp op, std::uint32_t nranks)
   tolerance_ = unit_roundoff(type) * 2.0 * (nranks_ + 2);
 }
 
-std::uint32_t DataPattern::residue(std::size_t i) const { return static_cast<std::uint32_t>(mix(i) % modulus_); }
+// h(i) mod M without a division (Lemire's fastmod, exact for 32-bit
+// numerators): h(i) is the top half of the mixed index. Gigabyte buffers make
+// this loop the check's cost.
+std::uint32_t DataPattern::residue(std::size_t i) const {
+  const auto h = static_cast<std::uint32_t>(mix(i) >> 32);
+  const std::uint64_t low = fastmod_ * h;
+  // The high 64 bits of low x M, in 64-bit halves.
+  const std::uint64_t high = (low >> 32) * modulus_ + (((low & 0xFFFFFFFFU) * modulus_) >> 32);
+  return static_cast<std::uint32_t>(high >> 32);
+}
 
-double DataPattern::input(std::uint32_t rank, std::size_t i) const {
-  return inputs_[(residue(i) + stride_ * (rank % modulus_)) % modulus_];
+std::uint32_t DataPattern::offset(std::uint32_t rank) const {
+  return static_cast<std::uint32_t>((std::uint64_t{stride_} * (rank % modulus_)) % modulus_);
+}
+
+std::vector<std::uint64_t> DataPattern::raw_table(const std::vector<double>& values, std::uint32_t offset) const {
+  std::vector<std::uint64_t> raw(modulus_, 0);
+  for (std::uint32_t k = 0; k < modulus_; ++k) store_from_double(type_, &raw[k], 0, values[(k + offset) % modulus_]);
+  return raw;
 }
 
 void DataPattern::fill(std::uint32_t rank, std::size_t count, void* out) const {
-  in_parallel(count, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) store_from_double(type_, out, i, input(rank, i));
-    return std::uint64_t{0};
+  const auto raw = raw_table(inputs_, offset(rank));
+  with_element_size(data_type_size(type_), [&]<typename Raw>() {
+    in_parallel(count, [&](std::size_t begin, std::size_t end) {
+      auto* bytes = static_cast<char*>(out);
+      for (std::size_t i = begin; i < end; ++i) {
+        const auto value = static_cast<Raw>(raw[residue(i)]);
+        std::memcpy(bytes + i * sizeof(Raw), &value, sizeof(Raw));
+      }
+      return std::uint64_t{0};
+    });
   });
 }
 
 double DataPattern::expected(std::size_t i) const { return expected_[residue(i)]; }
 
-template <typename Want>
-std::uint64_t DataPattern::count_wrong(std::size_t count, const void* data, Want want) const {
+// Elements first, first + 1, ... against values[(h(i) + offset) mod M]: equal
+// bits are right; anything else is wrong unless within the tolerance (an
+// average's roundings), checked the slow way.
+std::uint64_t DataPattern::count_wrong(const std::vector<double>& values, std::uint32_t offset, std::size_t first,
+                                       std::size_t count, const void* data) const {
+  const auto raw = raw_table(values, offset);
   const bool floating = is_floating(type_);
-  return in_parallel(count, [&](std::size_t begin, std::size_t end) {
-    std::uint64_t wrong = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      const double expected = want(i);
-      const double got = load_as_double(type_, data, i);
-      if (floating) {
-        if (std::isinf(expected) ? got != expected
-                                 : !(std::fabs(got - expected) <= tolerance_ * std::max(1.0, std::fabs(expected)))) {
-          ++wrong;
+  const auto wrong_value = [&](double expected, double got) {
+    if (!floating) return got != expected;
+    return std::isinf(expected) ? got != expected
+                                : !(std::fabs(got - expected) <= tolerance_ * std::max(1.0, std::fabs(expected)));
+  };
+  std::uint64_t wrong = 0;
+  with_element_size(data_type_size(type_), [&]<typename Raw>() {
+    wrong = in_parallel(count, [&](std::size_t begin, std::size_t end) {
+      const auto* bytes = static_cast<const char*>(data);
+      std::uint64_t n = 0;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::uint32_t k = residue(first + i);
+        Raw got;
+        std::memcpy(&got, bytes + i * sizeof(Raw), sizeof(Raw));
+        if (got != static_cast<Raw>(raw[k]) &&
+            wrong_value(values[(k + offset) % modulus_], load_as_double(type_, data, i))) {
+          ++n;
         }
-      } else if (got != expected) {
-        ++wrong;
       }
-    }
-    return wrong;
+      return n;
+    });
   });
+  return wrong;
 }
 
 std::uint64_t DataPattern::count_wrong_reduced(std::size_t first, std::size_t count, const void* data) const {
-  return count_wrong(count, data, [&](std::size_t i) { return expected_[residue(first + i)]; });
+  return count_wrong(expected_, 0, first, count, data);
 }
 
 std::uint64_t DataPattern::count_wrong_input(std::uint32_t rank, std::size_t first, std::size_t count,
                                              const void* data) const {
   // The inputs are small integers: every type holds them exactly.
-  return count_wrong(count, data, [&](std::size_t i) { return input(rank, first + i); });
+  return count_wrong(inputs_, offset(rank), first, count, data);
 }
 
 }  // namespace xtk::collective

@@ -34,14 +34,17 @@ class DataPattern {
   double expected(std::size_t i) const;
 
  private:
-  std::uint32_t residue(std::size_t i) const;  // h(i) mod M
-  template <typename Want>
-  std::uint64_t count_wrong(std::size_t count, const void* data, Want want) const;
-  double input(std::uint32_t rank, std::size_t i) const;
+  std::uint32_t residue(std::size_t i) const;      // h(i) mod M
+  std::uint32_t offset(std::uint32_t rank) const;  // s·r mod M
+  // values[(k + offset) mod M] for each residue k, as the type's bits.
+  std::vector<std::uint64_t> raw_table(const std::vector<double>& values, std::uint32_t offset) const;
+  std::uint64_t count_wrong(const std::vector<double>& values, std::uint32_t offset, std::size_t first,
+                            std::size_t count, const void* data) const;
   DataType type_;
   ReduceOp op_;
   std::uint32_t nranks_;
   std::uint32_t modulus_, stride_;
+  std::uint64_t fastmod_ = 0;     // 2^64 / M, rounded up
   std::vector<double> inputs_;    // g(j), j < M
   std::vector<double> expected_;  // the result for residue k, rounded to the type
   double tolerance_;              // relative, floating types only

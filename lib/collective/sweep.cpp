@@ -23,7 +23,10 @@ struct Local {
 // A result a collective did not write stays wrong: no pattern value is 0x7F bytes.
 constexpr unsigned char kPoison = 0x7F;
 
-Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place, bool check) {
+// `host`: room for the largest size's check, reused (a fresh gigabyte per size
+// costs more in page clearing than the check itself).
+Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place, bool check,
+              std::vector<char>& host) {
   const Collective& collective = *o.collective;
   const std::size_t element = data_type_size(o.type);
   const Counts counts = collective.counts(count, job.nranks(), element);
@@ -36,7 +39,6 @@ Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t cou
   if (check) {
     // Collectives that only move data check it with any operation's pattern.
     const DataPattern pattern(o.type, collective.reduces() ? o.op : ReduceOp::sum, job.nranks());
-    std::vector<char> host(counts.span() * element);
     for (std::size_t i = 0; i < locals; ++i) {
       const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
       backend.poison(i, kPoison);
@@ -139,6 +141,13 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
   std::string name(collective.name());
   std::replace(name.begin(), name.end(), '-', '_');
   std::uint64_t run_number = 0;
+  std::vector<char> host;
+  if (o.check) {
+    std::size_t largest = 0;
+    for (const auto bytes : sizes)
+      largest = std::max(largest, collective.counts(bytes / element, job.nranks(), element).span());
+    host.resize(largest * element);
+  }
   for (const auto bytes : sizes) {
     const Counts counts = collective.counts(bytes / element, job.nranks(), element);
     if (counts.param == 0) continue;  // below 16 bytes a rank: nothing to move
@@ -148,7 +157,7 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
     const std::uint64_t algbw_bytes = collective.algbw_elements(counts, job.nranks()) * element;
     for (const bool in_place : {false, true}) {
       const bool check = o.check && (!in_place || collective.in_place_checked());
-      const Local local = measure(o, backend, job, bytes / element, in_place, check);
+      const Local local = measure(o, backend, job, bytes / element, in_place, check, host);
       if (calls) {
         // One "iteration" of the file per size and mode; its calls are the timed ones.
         for (std::size_t i = 0; i < local.bounds_ns.size(); ++i) {

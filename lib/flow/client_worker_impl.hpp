@@ -98,11 +98,11 @@ struct Worker::Impl {
   std::size_t ahead = 0;                // ring entries from the front counted into `upcoming`
   std::vector<std::uint32_t> short_of;  // destinations that may need connections opened ahead
   std::int64_t last_publish = 0;
-  std::int64_t last_sleep = 0;  // when the worker last slept (blocked in a wait)
+  std::int64_t last_sleep = 0;              // when the worker last slept (blocked in a wait)
   std::int64_t wait_from = 0, wait_to = 0;  // its last wait on the poller: entered, returned
-  bool backlog_full = false;  // due flows left on the ring: kMaxPendingFlows wait for connections
+  bool backlog_full = false;                // due flows left on the ring: kMaxPendingFlows wait for connections
   LateStarts late_starts;
-  bool fifo = false;            // at SCHED_FIFO now (it gives it up while busy)
+  bool fifo = false;  // at SCHED_FIFO now (it gives it up while busy)
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {
     ChannelOptions channel;

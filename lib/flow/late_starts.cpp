@@ -12,7 +12,8 @@ LatenessParts LatenessParts::of(const StartTimes& t) {
   const std::int64_t taken = std::max(available, t.taken);
   p.ns[static_cast<std::size_t>(LateCause::feeder)] = available - t.due;
   p.ns[static_cast<std::size_t>(LateCause::wake_up)] = std::clamp<std::int64_t>(t.asleep, 0, taken - available);
-  p.ns[static_cast<std::size_t>(LateCause::worker)] = taken - available - p.ns[static_cast<std::size_t>(LateCause::wake_up)];
+  p.ns[static_cast<std::size_t>(LateCause::worker)] =
+      taken - available - p.ns[static_cast<std::size_t>(LateCause::wake_up)];
   p.ns[static_cast<std::size_t>(LateCause::connection)] = std::max<std::int64_t>(0, t.started - taken);
   return p;
 }
