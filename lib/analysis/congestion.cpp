@@ -76,6 +76,15 @@ CongestionPoint find_congestion_point(const std::vector<double>& x, const std::v
     return cp;
   }
   cp.intersection_x = (cp.flat.intercept - cp.tangent.intercept) / (cp.tangent.slope - cp.flat.slope);
+  // A tangent barely steeper than the flat line meets it far back, among
+  // steps the flat region holds: no knee there to report.
+  if (cp.intersection_x < x[flat - 1] - 2 * min_span) {
+    cp.status = fmt::format(
+        "the congested steps rise too gently: their line meets the flat line at {:.3g}; inside the flat region "
+        "(up to {:.3g})",
+        cp.intersection_x, x[flat - 1]);
+    return cp;
+  }
   for (std::size_t i = 1; i < n; ++i) {
     if (std::fabs(x[i] - cp.intersection_x) < std::fabs(x[cp.nearest] - cp.intersection_x)) cp.nearest = i;
   }

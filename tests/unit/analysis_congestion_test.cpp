@@ -69,6 +69,13 @@ TEST(AnalysisCongestion, NoCongestionPointSaysWhy) {
   // A jump, then a fall: the "tangent" does not rise.
   EXPECT_EQ(find_congestion_point({0, 1, 2, 3}, {100, 100, 300, 200}, {}).status,
             "the congested steps do not rise faster than the flat line");
+  // seed-001's DenseNet-161 under long-lived flows (Gbit/s, ms): flat to
+  // 0.684, then 4 % and 1 % more; the two lines met at 0.055, which the
+  // method then reported as the 0.1 step.
+  EXPECT_EQ(find_congestion_point({0.0, 0.1, 0.2, 0.301, 0.4, 0.5, 0.6, 0.684, 0.752, 0.818},
+                                  {385.6, 384.1, 385.7, 384.7, 385.4, 387.1, 393.4, 405.4, 421.5, 425.2}, {})
+                .status.rfind("the congested steps rise too gently: their line meets the flat line at 0.0", 0),
+            0u);
   // A looser tolerance keeps 106 in the flat region.
   const auto loose = find_congestion_point({0, 1, 2, 3, 4}, {100, 100, 106, 150, 200}, {0.10, 2});
   ASSERT_TRUE(loose.ok());
