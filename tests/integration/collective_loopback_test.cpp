@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "collective_ranks.hpp"
@@ -242,17 +243,21 @@ TEST_F(CollectiveLoopback, StragglerTableNamesTheRankSlowedOnPurpose) {
   ASSERT_EQ(result.status, 0) << result.out;
   const auto rows = json_in(result.out)["tables"]["stragglers"];
   ASSERT_EQ(rows.size(), 3u) << result.out;
+  double slow_wait_us = 0, least_other_wait_us = 1e300;
   for (const auto& row : rows) {
     EXPECT_EQ(row["calls"], 40) << row;
     if (row["rank"] == kSlow) {
       EXPECT_GE(row["last_share"].get<double>(), 0.9) << result.out;
       EXPECT_GT(row["last_by_us"].get<double>(), 1000.0) << row;  // its compute is ms longer
-      EXPECT_LT(row["wait_us"].get<double>(), 1.0) << row;        // it waits for no one
+      slow_wait_us = row["wait_us"].get<double>();
     } else {
       EXPECT_GT(row["wait_us"].get<double>(), 1000.0) << row;
+      least_other_wait_us = std::min(least_other_wait_us, row["wait_us"].get<double>());
     }
     EXPECT_GT(row["lost_share"].get<double>(), 0.1) << row;
   }
+  // It waits for the others only in the calls where it was not last (at most 10 %).
+  EXPECT_LT(slow_wait_us, least_other_wait_us / 4) << result.out;
 }
 
 // The recorded DDP job replayed on Gloo: the 2-rank trace on 3 ranks (each
