@@ -15,10 +15,17 @@ const Collective& reduce_scatter();
 const Collective& reduce();
 const Collective& all_to_all();
 const Collective& send_recv();
+const Collective& send();
+const Collective& recv();
 
 const std::vector<const Collective*>& all_collectives() {
   static const std::vector<const Collective*> list{&all_reduce(), &all_gather(), &broadcast(), &reduce_scatter(),
                                                    &reduce(),     &all_to_all(), &send_recv()};
+  return list;
+}
+
+const std::vector<const Collective*>& traced_only_collectives() {
+  static const std::vector<const Collective*> list{&send(), &recv()};
   return list;
 }
 
@@ -42,6 +49,13 @@ const Collective& find_collective(std::string_view name) {
     if (squeezed(c->name()) == squeezed(bare)) return *c;
   }
   throw UsageError(fmt::format("--collective {}: not a collective (use one of {})", name, collective_names()));
+}
+
+const Collective& find_traced_collective(std::string_view name) {
+  for (const auto* c : traced_only_collectives()) {
+    if (c->name() == name) return *c;
+  }
+  return find_collective(name);
 }
 
 std::string collective_names() {

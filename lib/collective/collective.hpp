@@ -44,6 +44,8 @@ class Collective {
   virtual std::string_view name() const = 0;  // "all-gather"
   virtual bool reduces() const { return false; }
   virtual bool rooted() const { return false; }
+  // A send or a recv of a traced job: the call's root is the peer.
+  virtual bool point_to_point() const { return false; }
 
   // `count` elements of the sweep's size on `nranks` ranks.
   virtual Counts counts(std::size_t count, std::uint32_t nranks, std::size_t element) const = 0;
@@ -66,6 +68,10 @@ class Collective {
 
 // Every collective, in nccl-tests' order.
 const std::vector<const Collective*>& all_collectives();
+// Those a replay adds from a trace (send, recv): not swept.
+const std::vector<const Collective*>& traced_only_collectives();
+// A collective of either list by its name ("all-reduce", "recv"). Throws UsageError.
+const Collective& find_traced_collective(std::string_view name);
 // By name ("all-gather"), or nccl-tests' ("all_gather", "all_gather_perf"). Throws UsageError.
 const Collective& find_collective(std::string_view name);
 std::string collective_names();  // "all-reduce, all-gather, ..."

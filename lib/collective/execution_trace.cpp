@@ -38,6 +38,8 @@ constexpr TorchName kTorchNames[] = {
     {"reduce", "reduce"},
     {"alltoall", "all-to-all"},
     {"alltoall_base", "all-to-all"},
+    {"send", "send"},
+    {"recv", "recv"},
 };
 
 // ATen's scalar type names, as "dtype" spells them.
@@ -83,6 +85,7 @@ T attribute(const std::map<std::string, json>& attrs, const std::string& name, c
 
 // The element counts of a call from the trace's per-rank message sizes.
 Counts call_counts(const Collective& c, std::uint64_t in, std::uint64_t out, std::uint32_t group_size) {
+  if (c.point_to_point()) return c.counts(in, group_size, 0);
   Counts k{.send = in, .recv = out, .param = in};
   const std::string_view name = c.name();
   if (name == "reduce-scatter") k.param = out;
@@ -103,27 +106,41 @@ RecordedCall read_call(const json& node, const std::string& path) {
   if (known == std::end(kTorchNames)) {
     throw InputError(where, 0,
                      fmt::format("collective '{}' is not replayed: xtk replays all-reduce, all-gather, "
-                                 "reduce-scatter, broadcast, reduce, all-to-all, barrier and wait",
+                                 "reduce-scatter, broadcast, reduce, all-to-all, barrier, send, recv and wait",
                                  call.torch_name));
   }
-  call.collective = &find_collective(known->ours);
+  call.collective = &find_traced_collective(known->ours);
   call.type = torch_type(attribute<std::string>(attrs, "dtype", where), where);
   call.group.name = attribute<std::string>(attrs, "pg_name", where);
   call.group.description = attrs.contains("pg_desc") ? attrs.at("pg_desc").get<std::string>() : "";
   call.group.start = attribute<std::uint32_t>(attrs, "global_rank_start", where);
-  call.group.stride = attribute<std::uint32_t>(attrs, "global_rank_stride", where);
+  const auto stride = attribute<std::int64_t>(attrs, "global_rank_stride", where);
+  if (stride < 0) {
+    // c10d writes -1 when the group's ranks are not evenly spaced, and the trace then does not say which they are.
+    throw InputError(where, 0,
+                     fmt::format("{} over process group '{}', whose ranks are not evenly spaced "
+                                 "(global_rank_stride {}): the trace does not name them",
+                                 call.torch_name, call.group.name, stride));
+  }
+  call.group.stride = static_cast<std::uint32_t>(stride);
   call.group.size = attribute<std::uint32_t>(attrs, "pg_size", where);
   const auto in = attribute<std::uint64_t>(attrs, "in_msg_nelems", where);
   const auto out = attribute<std::uint64_t>(attrs, "out_msg_nelems", where);
   call.counts = call_counts(*call.collective, std::max<std::uint64_t>(in, call.torch_name == "barrier" ? 1 : 0),
                             std::max<std::uint64_t>(out, call.torch_name == "barrier" ? 1 : 0), call.group.size);
-  if (call.collective->rooted()) {
-    // record_param_comms' fourth input is the root of a rooted collective.
+  if (call.collective->rooted() || call.collective->point_to_point()) {
+    // record_param_comms' fourth input is the root of a rooted collective, the peer of a send or recv.
+    const char* what = call.collective->rooted() ? "root" : "peer";
     const auto& values = node["inputs"]["values"];
     if (!values.is_array() || values.size() < 4 || !values[3].is_number_integer()) {
-      throw InputError(where, 0, fmt::format("{} without its root (the fourth input)", call.torch_name));
+      throw InputError(where, 0, fmt::format("{} without its {} (the fourth input)", call.torch_name, what));
     }
     call.root = values[3].get<std::uint32_t>();
+    if (call.root >= call.group.size) {
+      throw InputError(where, 0,
+                       fmt::format("{} with {} {} in process group '{}' of {} ranks", call.torch_name, what, call.root,
+                                   call.group.name, call.group.size));
+    }
   }
   return call;
 }
@@ -258,6 +275,12 @@ void add_compute_times(std::vector<RecordedIteration>& iterations, const std::st
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> ProcessGroup::ranks() const {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < size; ++i) out.push_back(start + i * stride);
+  return out;
+}
 
 std::int64_t RecordedIteration::compute_ns() const {
   std::int64_t total = overlap_ns + after_join_ns;

@@ -22,10 +22,12 @@
 namespace xtk::collective {
 
 // A c10d process group as the trace names it: ranks start, start + stride, ...
+// (stride 0 for a group of one rank).
 struct ProcessGroup {
   std::string name, description;
   std::uint32_t start = 0, stride = 1, size = 0;
   bool operator==(const ProcessGroup&) const = default;
+  std::vector<std::uint32_t> ranks() const;  // the job's ranks in the group, in group-rank order
 };
 
 struct RecordedCall {
@@ -34,8 +36,8 @@ struct RecordedCall {
   std::string torch_name;                  // c10d's: "allreduce", "broadcast", "wait", ...
   const Collective* collective = nullptr;  // nullptr for a wait
   DataType type = DataType::float32;
-  Counts counts;  // elements per rank: counts.send in, counts.recv out, counts.param the library's count
-  std::uint32_t root = 0;
+  Counts counts;           // elements per rank: counts.send in, counts.recv out, counts.param the library's count
+  std::uint32_t root = 0;  // a rooted collective's root, or a send's or recv's peer: its rank in the group
   ProcessGroup group;
   std::int64_t compute_before_ns = 0;  // GPU compute launched since the previous call (0 without Kineto)
   bool is_wait() const { return collective == nullptr; }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gloo/config.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "collective/gloo_call.hpp"
 #include "collective/gloo_reduce.hpp"
@@ -125,11 +128,18 @@ class GlooBackend : public Backend {
   }
 
   std::unique_ptr<TrainEngine> train_engine(const TrainPlan& plan) override {
+    connect_groups(plan.groups);
     return std::make_unique<HostTrainEngine>(
         plan, options_.compute, job_.timeout_ns(), [this](const Bucket& b, char* buffer) {
           const Collective& collective = b.collective != nullptr ? *b.collective : find_collective("all-reduce");
           const ReduceFn reduce = collective.reduces() ? gloo_reduce_function(b.type, ReduceOp::sum) : ReduceFn{};
           GlooCall c = gloo_call(b.type);
+          if (b.group != Bucket::kWholeJob) {
+            const Group& g = groups_.at(b.group);
+            c.context = g.context;
+            c.rank = g.rank;
+            c.nranks = g.context->size;
+          }
           char* data = buffer + b.offset_bytes;
           if (b.collective == nullptr) {
             c.counts = {.send = b.count(), .recv = b.count(), .param = b.count()};
@@ -143,7 +153,13 @@ class GlooBackend : public Backend {
             c.root = static_cast<int>(b.root);
           }
           c.reduce = &reduce;
-          c.tag = tag_++;
+          // Tags must agree between the ranks that meet in a call: a group's
+          // members run its collectives in one order, a pair its sends in one.
+          if (collective.point_to_point()) {
+            c.tag = peer_tags_[{b.group, collective.name() == "send", b.root}]++;
+          } else {
+            c.tag = b.group == Bucket::kWholeJob ? tag_++ : groups_.at(b.group).tag++;
+          }
           job_.progress().advance();
           collective.gloo(c);
         });
@@ -162,6 +178,38 @@ class GlooBackend : public Backend {
     return c;
   }
 
+  // A context for each sub-group this rank is in (none for the others), made
+  // in the plan's order on every rank: a member waits in connectFullMesh for
+  // the group's other members, who reach it in the same order.
+  void connect_groups(const std::vector<std::vector<std::uint32_t>>& groups) {
+    groups_.assign(groups.size(), Group{});
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const auto& ranks = groups[i];
+      const auto me = std::find(ranks.begin(), ranks.end(), job_.world().rank);
+      if (me == ranks.end()) continue;
+      Group& g = groups_[i];
+      g.rank = static_cast<int>(me - ranks.begin());
+      job_.progress().set_where(fmt::format("connecting Gloo's process group of ranks {}", fmt::join(ranks, ", ")));
+      try {
+        g.context = std::make_shared<gloo::rendezvous::Context>(g.rank, static_cast<int>(ranks.size()));
+        g.context->setTimeout(std::chrono::milliseconds(job_.timeout_ns() / 1'000'000));
+        ControlStore store(job_, fmt::format("gloo/group/{}/", fmt::join(ranks, ".")));
+        g.context->connectFullMesh(store, device_);
+      } catch (const CollectiveError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw CollectiveError(
+            fmt::format("Gloo could not connect the process group of ranks {}: {}", fmt::join(ranks, ", "), e.what()));
+      }
+    }
+  }
+
+  struct Group {
+    std::shared_ptr<gloo::rendezvous::Context> context;  // null where this rank is not a member
+    int rank = 0;                                        // this rank's in the group
+    std::uint32_t tag = 0;
+  };
+
   Job& job_;
   BackendOptions options_;
   gloo::AllreduceOptions::Algorithm algorithm_ = gloo::AllreduceOptions::Algorithm::RING;
@@ -170,6 +218,8 @@ class GlooBackend : public Backend {
   std::string address_;
   std::vector<char> send_, recv_;
   std::uint32_t tag_ = 0;
+  std::vector<Group> groups_;
+  std::map<std::tuple<std::size_t, bool, std::uint32_t>, std::uint32_t> peer_tags_;  // (group, sends, peer)
 };
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <sched.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 
@@ -112,9 +114,29 @@ NcclContext::NcclContext(Job& job_) : job(job_) {
   check_nccl(ncclGroupEnd(), "ncclCommInitRank (group)");
 }
 
+void NcclContext::split(const std::vector<std::vector<std::uint32_t>>& groups) {
+  if (comms.size() != 1) throw UsageError("-g: process groups other than the whole job need one rank per process");
+  check_cuda(cudaSetDevice(devices.front()), "cudaSetDevice");
+  const auto rank = job.first_rank();
+  for (const auto& ranks : groups) {
+    job.progress().set_where(fmt::format("creating the NCCL communicator of ranks {}", fmt::join(ranks, ", ")));
+    const bool member = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+    ncclComm_t comm = nullptr;
+    check_nccl(ncclCommSplit(comms.front(), member ? 0 : NCCL_SPLIT_NOCOLOR, static_cast<int>(rank), &comm, nullptr),
+               "ncclCommSplit");
+    group_comms.push_back(comm);
+  }
+}
+
 NcclContext::~NcclContext() {
   // Leaving on an error: the peers may be gone, and destroying would wait for them.
   if (std::uncaught_exceptions() > 0) abort();
+  if (!aborted && !devices.empty()) {
+    cudaSetDevice(devices.front());
+    for (auto comm : group_comms) {
+      if (comm != nullptr) ncclCommDestroy(comm);
+    }
+  }
   for (std::size_t i = 0; i < comms.size(); ++i) {
     if (comms[i] == nullptr) continue;
     cudaSetDevice(devices[i]);
@@ -128,6 +150,9 @@ NcclContext::~NcclContext() {
 
 void NcclContext::abort() {
   if (aborted.exchange(true)) return;
+  for (auto comm : group_comms) {
+    if (comm != nullptr) ncclCommAbort(comm);
+  }
   for (auto comm : comms) {
     if (comm != nullptr) ncclCommAbort(comm);
   }
@@ -139,6 +164,10 @@ void NcclContext::wait(const std::vector<cudaStream_t>& to_wait, const std::stri
   std::size_t reached = 0;
   std::vector<bool> done(to_wait.size(), false);
   std::size_t remaining = to_wait.size();
+  std::vector<ncclComm_t> all_comms = comms;
+  for (auto comm : group_comms) {
+    if (comm != nullptr) all_comms.push_back(comm);
+  }
   while (remaining > 0) {
     bool idle = true;
     for (std::size_t i = 0; i < to_wait.size(); ++i) {
@@ -152,7 +181,7 @@ void NcclContext::wait(const std::vector<cudaStream_t>& to_wait, const std::stri
       }
       if (status != cudaErrorNotReady) check_cuda(status, what.c_str());
     }
-    for (auto comm : comms) {
+    for (auto comm : all_comms) {
       ncclResult_t async = ncclSuccess;
       ncclCommGetAsyncError(comm, &async);
       if (async != ncclSuccess && async != ncclInProgress) {

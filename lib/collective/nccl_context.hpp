@@ -57,10 +57,15 @@ struct NcclContext {
   void wait(const std::vector<cudaStream_t>& streams, const std::string& what,
             const std::vector<cudaEvent_t>& milestones = {});
   void abort();  // ncclCommAbort on every communicator, once (any thread)
+  // A communicator for each of a replay's sub-groups (job ranks, in group-rank
+  // order), split from the job's: every rank calls it with the same list, and
+  // gets nullptr for the groups it is not in. One rank per process.
+  void split(const std::vector<std::vector<std::uint32_t>>& groups);
 
   Job& job;
   std::vector<int> devices;
   std::vector<ncclComm_t> comms;
+  std::vector<ncclComm_t> group_comms;  // split()'s, on the process's one GPU
   std::vector<cudaStream_t> streams;
   std::atomic<bool> aborted{false};
 };

@@ -42,6 +42,7 @@ struct Gpu {
 class NcclTrainEngine : public TrainEngine {
  public:
   NcclTrainEngine(NcclContext& context, TrainPlan plan) : context_(context), plan_(std::move(plan)) {
+    if (!plan_.groups.empty()) context_.split(plan_.groups);
     for (int device : context_.devices) {
       Gpu g;
       g.device = device;
@@ -139,6 +140,12 @@ class NcclTrainEngine : public TrainEngine {
       c.rank = static_cast<int>(context_.job.first_rank() + i);
       c.nranks = static_cast<int>(context_.job.nranks());
       c.comm = context_.comms[i];
+      if (b.group != Bucket::kWholeJob) {  // one rank per process (NcclContext::split)
+        const auto& ranks = plan_.groups[b.group];
+        c.rank = static_cast<int>(std::find(ranks.begin(), ranks.end(), context_.job.first_rank()) - ranks.begin());
+        c.nranks = static_cast<int>(ranks.size());
+        c.comm = context_.group_comms[b.group];
+      }
       c.stream = context_.streams[i];
       b.collective->nccl(c);
     }

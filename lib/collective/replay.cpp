@@ -1,12 +1,17 @@
 #include "collective/replay.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <memory>
+#include <numeric>
+#include <set>
+#include <sstream>
 
 #include "collective/train.hpp"
 #include "collective/train_report.hpp"
@@ -30,7 +35,9 @@ Counts replay_counts(const RecordedCall& call, std::uint32_t n, double scale) {
   };
   const std::string_view name = call.collective->name();
   Counts c;
-  if (name == "all-gather") {
+  if (call.collective->point_to_point()) {
+    c = call.collective->counts(scaled(call.counts.param), n, data_type_size(call.type));
+  } else if (name == "all-gather") {
     c.send = c.param = scaled(call.counts.send);
     c.recv = c.send * n;
   } else if (name == "reduce-scatter") {
@@ -45,20 +52,78 @@ Counts replay_counts(const RecordedCall& call, std::uint32_t n, double scale) {
   return c;
 }
 
+using Ranks = std::vector<std::uint32_t>;
+
+std::string encode_groups(const std::set<Ranks>& groups) {
+  std::string out;
+  for (const auto& g : groups) {
+    for (std::size_t i = 0; i < g.size(); ++i) out += fmt::format("{}{}", i == 0 ? "" : ",", g[i]);
+    out += ';';
+  }
+  return out;
+}
+
+std::set<Ranks> decode_groups(const std::string& text) {
+  std::set<Ranks> groups;
+  std::istringstream in(text);
+  for (std::string group; std::getline(in, group, ';');) {
+    Ranks ranks;
+    std::istringstream members(group);
+    for (std::string r; std::getline(members, r, ',');) ranks.push_back(static_cast<std::uint32_t>(std::stoul(r)));
+    groups.insert(ranks);
+  }
+  return groups;
+}
+
+// The process groups every rank's trace uses, agreed on by all: the whole
+// job's group maps to the job, the others become the plan's sub-groups, in one
+// order everywhere. A trace whose only group is ranks 0..k-1 is a job of k
+// ranks and replays on any number, as before sub-groups existed.
+std::map<Ranks, std::size_t> agree_on_groups(const RecordedTrace& trace, Job& job, TrainPlan& plan) {
+  std::set<Ranks> mine;
+  for (const auto& it : trace.iterations) {
+    for (const auto& c : it.calls) {
+      if (!c.is_wait()) mine.insert(c.group.ranks());
+    }
+  }
+  const auto parts = job.gather("the replay's process groups", encode_groups(mine));
+  std::set<Ranks> all;
+  for (const auto& part : parts) all.merge(decode_groups(part));
+  all = decode_groups(job.broadcast("the replay's process groups", encode_groups(all)));
+
+  Ranks whole(job.nranks());
+  std::iota(whole.begin(), whole.end(), 0U);
+  std::map<Ranks, std::size_t> index;
+  const bool one_job_of_its_own =
+      all.size() == 1 && all.begin()->front() == 0 && all.begin()->back() + 1 == all.begin()->size();
+  for (const auto& g : all) {
+    if (one_job_of_its_own || g == whole) {
+      index[g] = Bucket::kWholeJob;
+      continue;
+    }
+    if (g.back() >= job.nranks()) {
+      throw UsageError(fmt::format("{}: the trace has a process group of ranks {}: replay it on {} ranks or more",
+                                   trace.et_path, fmt::join(g, ", "), g.back() + 1));
+    }
+    index[g] = plan.groups.size();
+    plan.groups.push_back(g);
+  }
+  if (!plan.groups.empty() && job.ranks_per_process() != 1) {
+    throw UsageError("-g: a replay with process groups other than the whole job runs one rank per process");
+  }
+  return index;
+}
+
 struct ReplayPlan {
   TrainPlan plan;
   std::vector<std::vector<std::size_t>> bucket_of;  // [recorded iteration][call]; kNoBucket for a wait
   std::vector<std::uint64_t> bytes_sent;            // per recorded iteration
 };
 
-ReplayPlan plan_replay(const RecordedTrace& trace, std::uint32_t nranks, double size_scale) {
-  std::uint32_t recorded_world = 0;
-  for (const auto& it : trace.iterations) {
-    for (const auto& c : it.calls) {
-      if (!c.is_wait()) recorded_world = std::max(recorded_world, c.group.size);
-    }
-  }
+ReplayPlan plan_replay(const RecordedTrace& trace, Job& job, double size_scale) {
   ReplayPlan p;
+  const auto group_of = agree_on_groups(trace, job, p.plan);
+  const std::uint32_t nranks = job.nranks();
   for (const auto& it : trace.iterations) {
     auto& buckets = p.bucket_of.emplace_back();
     double sent = 0;
@@ -67,28 +132,30 @@ ReplayPlan plan_replay(const RecordedTrace& trace, std::uint32_t nranks, double 
         buckets.push_back(kNoBucket);
         continue;
       }
-      if (c.group.start != 0 || c.group.stride != 1 || c.group.size != recorded_world) {
-        throw InputError(trace.et_path, 0,
-                         fmt::format("node {}: {} over process group '{}' (ranks {}, {}, ... of {}): xtk replays "
-                                     "collectives over the whole job, not over sub-groups",
-                                     c.node, c.torch_name, c.group.name, c.group.start, c.group.start + c.group.stride,
-                                     c.group.size));
-      }
-      if (c.collective->rooted() && c.root >= nranks) {
-        throw UsageError(fmt::format("{} node {}: {} from root {} needs more than the job's {} ranks", trace.et_path,
-                                     c.node, c.torch_name, c.root, nranks));
-      }
       Bucket b;
+      const Ranks ranks = c.group.ranks();
+      b.group = group_of.at(ranks);
+      if (b.group != Bucket::kWholeJob && std::find(ranks.begin(), ranks.end(), job.world().rank) == ranks.end()) {
+        throw UsageError(
+            fmt::format("{} node {}: {} over process group '{}' (ranks {}), which rank {} is not in: "
+                        "give each rank its own trace (--trace with {{rank}})",
+                        trace.et_path, c.node, c.torch_name, c.group.name, fmt::join(ranks, ", "), job.world().rank));
+      }
+      const std::uint32_t n =
+          b.group == Bucket::kWholeJob ? nranks : static_cast<std::uint32_t>(p.plan.groups[b.group].size());
+      if (c.collective->rooted() && c.root >= n) {
+        throw UsageError(fmt::format("{} node {}: {} from root {} needs more than the job's {} ranks", trace.et_path,
+                                     c.node, c.torch_name, c.root, n));
+      }
       b.type = c.type;
       b.collective = c.collective;
-      b.counts = replay_counts(c, nranks, size_scale);
+      b.counts = replay_counts(c, n, size_scale);
       b.root = c.root;
       const std::size_t element = data_type_size(c.type);
       b.bytes = (b.counts.send + b.counts.recv) * element;
       // One buffer for every call: a replay times the calls, it does not check them.
       p.plan.gradient_bytes = std::max(p.plan.gradient_bytes, b.bytes);
-      sent += static_cast<double>(c.collective->algbw_elements(b.counts, nranks) * element) *
-              c.collective->bus_factor(nranks);
+      sent += static_cast<double>(c.collective->algbw_elements(b.counts, n) * element) * c.collective->bus_factor(n);
       buckets.push_back(p.plan.buckets.size());
       p.plan.buckets.push_back(b);
     }
@@ -149,7 +216,7 @@ RecordedTrace read_replay_trace(const ReplayOptions& o, std::uint32_t rank) {
 }
 
 ReplaySummary run_replay(const ReplayOptions& o, const RecordedTrace& trace, Backend& backend, Job& job) {
-  const ReplayPlan plan = plan_replay(trace, job.nranks(), o.size_scale);
+  const ReplayPlan plan = plan_replay(trace, job, o.size_scale);
   auto engine = backend.train_engine(plan.plan);
   const std::string model = std::filesystem::path(trace.et_path).filename().string();
   std::unique_ptr<IterationWriter> writer;

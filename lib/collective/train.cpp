@@ -171,7 +171,9 @@ void write_calls(CollectiveWriter& out, Job& job, std::uint64_t iter, const Iter
     const Bucket& b = plan.buckets[c.bucket];
     std::string name(b.collective != nullptr ? b.collective->name() : "all-reduce");
     std::replace(name.begin(), name.end(), '-', '_');  // nccl-tests' spelling
-    const std::size_t bytes = b.collective != nullptr ? b.counts.send * data_type_size(b.type) : b.bytes;
+    const std::size_t elements =
+        b.collective != nullptr && b.collective->point_to_point() ? b.counts.param : b.counts.send;
+    const std::size_t bytes = b.collective != nullptr ? elements * data_type_size(b.type) : b.bytes;
     out.write(CollectiveRecord{job.first_rank() + c.local, iter, c.bucket, name, bytes,
                                c.arrive_ns + job.clock().offset_ns, c.end_ns + job.clock().offset_ns});
   }

@@ -24,13 +24,19 @@ struct Bucket {
   std::size_t first_tensor = 0, last_tensor = 0;  // indices into the profile, backward order
   const Collective* collective = nullptr;         // nullptr: the bucket's all-reduce
   Counts counts;                                  // with a collective: its elements per rank
-  std::uint32_t root = 0;
+  std::uint32_t root = 0;                         // or the peer of a send or recv: its rank in the group
+  std::size_t group = kWholeJob;                  // an index into TrainPlan::groups
   std::size_t count() const { return bytes / data_type_size(type); }
+  static constexpr std::size_t kWholeJob = SIZE_MAX;
 };
 
 struct TrainPlan {
   std::vector<Bucket> buckets;  // in the order they become ready in the backward pass
   std::size_t gradient_bytes = 0;
+  // A replay's sub-groups (tensor or pipeline parallel), each its job ranks in
+  // group-rank order: the same list, in the same order, on every rank, so that
+  // the backends can create their communicators together.
+  std::vector<std::vector<std::uint32_t>> groups;
 };
 
 // One bucket's collective on one of this process's ranks, on this process's

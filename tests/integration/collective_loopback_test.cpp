@@ -327,6 +327,71 @@ TEST_F(CollectiveLoopback, ReplayCyclesThroughSeveralRecordedSteps) {
   }
 }
 
+// A job of 2 pipeline stages of 2 tensor-parallel ranks (tp2-pp2, one trace
+// per rank): the all-reduces run in each stage's group, the activations and
+// gradients go between the stages as sends and recvs, the loss over all 4.
+TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
+  const std::string dir = std::string(XTK_REPLAY_DATA) + "/tp2-pp2";
+  const auto port = next_port();
+  Ranks ranks(4, dir_, [&](std::size_t r) {
+    std::vector<std::string> args{"--trace",
+                                  dir + "/et-rank{rank}.json",
+                                  "--size-scale",
+                                  "0.01",
+                                  "--iters",
+                                  "3",
+                                  "--warmup",
+                                  "1",
+                                  "-o",
+                                  "",
+                                  "--collectives-file",
+                                  file("calls-{rank}.csv"),
+                                  "--timeout",
+                                  "30s"};
+    if (r == 0) args.emplace_back("--json");
+    return rank_argv(r, 4, port, "replay", args);
+  });
+  for (const auto& status : ranks.wait_all(90s)) ASSERT_EQ(status, 0) << ranks.logs();
+  const auto summary = json_in(ranks.log(0))["summary"];
+  EXPECT_EQ(summary["calls"], 5);
+  EXPECT_EQ(summary["waits"], 1);
+  EXPECT_EQ(summary["iterations"], 3);
+  // 4 Mi bfloat16 activations at 1/100: 41,943 elements, 83,886 bytes.
+  const std::vector<std::vector<std::string>> expected{{"all_reduce", "send", "recv", "all_reduce", "all_reduce"},
+                                                       {"all_reduce", "send", "recv", "all_reduce", "all_reduce"},
+                                                       {"recv", "all_reduce", "send", "all_reduce", "all_reduce"},
+                                                       {"recv", "all_reduce", "send", "all_reduce", "all_reduce"}};
+  for (std::size_t r = 0; r < 4; ++r) {
+    const std::string calls = read_text(file(fmt::format("calls-{}.csv", r)));
+    std::vector<std::string> names;
+    std::istringstream lines(calls);
+    for (std::string line; std::getline(lines, line);) {
+      std::vector<std::string> fields;
+      std::istringstream row(line);
+      for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+      if (fields.size() != 7 || fields[1] != "2") continue;
+      EXPECT_EQ(fields[0], std::to_string(r));
+      names.push_back(fields[3]);
+      EXPECT_EQ(fields[4], names.size() == 5 ? "4" : "83886") << line;
+    }
+    EXPECT_EQ(names, expected[r]) << calls;
+  }
+}
+
+// Every rank given rank 0's trace: ranks 1 to 3 are not in some of its calls'
+// groups, and the first to find it says so instead of waiting for a peer.
+TEST_F(CollectiveLoopback, ReplayOfAnotherRanksSubGroupsIsAnError) {
+  const auto port = next_port();
+  Ranks ranks(4, dir_, [&](std::size_t r) {
+    return rank_argv(r, 4, port, "replay",
+                     {"--trace", std::string(XTK_REPLAY_DATA) + "/tp2-pp2/et-rank0.json", "--iters", "1", "-o", "",
+                      "--collectives-file", "", "--timeout", "20s"});
+  });
+  for (const auto& status : ranks.wait_all(60s)) EXPECT_EQ(status, 1) << ranks.logs();
+  EXPECT_NE(ranks.logs().find("is not in: give each rank its own trace (--trace with {rank})"), std::string::npos)
+      << ranks.logs();
+}
+
 TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {
   const auto port = next_port();
   Ranks ranks(3, dir_, [&](std::size_t r) {

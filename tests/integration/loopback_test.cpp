@@ -164,6 +164,8 @@ TEST(Loopback, PushAndPullEveryFlowEndsOk) {
     EXPECT_EQ(by_status.at("ok"), flows) << "direction " << static_cast<int>(direction);
     EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), flows);
   }
+  // The server counts a flow after its last byte leaves, which may be after the client has read it.
+  wait_for([&] { return server.counters().pull_flows == flows; });
   const auto c = server.counters();
   EXPECT_EQ(c.push_flows, flows);
   EXPECT_EQ(c.pull_flows, flows);
@@ -191,6 +193,8 @@ TEST(Loopback, FourThreadsEachEndAccountForEveryFlow) {
     EXPECT_EQ(by_status.at("ok"), flows);
     EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), flows);
   }
+  wait_for([&] { return server.counters().pull_flows == flows; });
+  // The server counts a flow after its last byte leaves, which may be after the client has read it.
   wait_for([&] { return server.counters().pull_flows == flows; });
   const auto c = server.counters();
   EXPECT_EQ(c.push_flows, flows);
@@ -256,6 +260,7 @@ TEST(Loopback, FlowsBeyondAFullWorkerRingAllStart) {
   const auto by_status = statuses(dir.file("r.csv"), &total);
   EXPECT_EQ(total, flows);
   EXPECT_EQ(by_status.at("ok"), flows);
+  wait_for([&] { return server.counters().push_flows == flows; });
   EXPECT_EQ(server.counters().push_flows, flows);
   // Late for want of a connection (4 for all of them), not for the feeder's
   // full ring or the worker.
@@ -649,7 +654,11 @@ TEST(ServerBounds, BadPeersCostOnlyTheirConnection) {
   ::close(fd);
 
   EXPECT_TRUE(push_by_hand(port, 100000, token));  // still serving
-  wait_for([&] { return server.counters().header_timeouts == 1; });
+  // The server counts a push flow after its ack is sent, which may be after the client has read it.
+  wait_for([&] {
+    const auto now = server.counters();
+    return now.header_timeouts == 1 && now.push_flows == 1;
+  });
   const auto c = server.counters();
   EXPECT_EQ(c.bad_headers, 1u);
   EXPECT_EQ(c.unauthenticated, 1u);

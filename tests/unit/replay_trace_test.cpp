@@ -108,6 +108,55 @@ TEST(ReplayTrace, SeveralProfiledStepsEachKeepTheirCalls) {
   EXPECT_TRUE(trace.iterations[1].calls[1].is_wait());
 }
 
+// A 4-rank job with 2 pipeline stages of 2 tensor-parallel ranks
+// (tests/data/replay/tp2-pp2, written by hand in PyTorch's record_param_comms
+// form): each rank's calls keep their process group, and a send or recv its
+// peer's rank in that group.
+TEST(ReplayTrace, SubGroupsAndPointToPointKeepTheirGroupsAndPeers) {
+  const std::string dir = std::string(XTK_REPLAY_DATA) + "/tp2-pp2";
+  constexpr std::size_t kActivation = 4 << 20;
+  struct Call {
+    const char* name;
+    std::vector<std::uint32_t> ranks;
+    std::uint32_t peer;
+  };
+  const std::vector<std::vector<Call>> expected{
+      {{"all-reduce", {0, 1}, 0}, {"send", {0, 2}, 1}, {"recv", {0, 2}, 1}, {"wait", {}, 0}, {"all-reduce", {0, 1}, 0}},
+      {{"all-reduce", {0, 1}, 0}, {"send", {1, 3}, 1}, {"recv", {1, 3}, 1}, {"wait", {}, 0}, {"all-reduce", {0, 1}, 0}},
+      {{"recv", {0, 2}, 0}, {"wait", {}, 0}, {"all-reduce", {2, 3}, 0}, {"send", {0, 2}, 0}, {"all-reduce", {2, 3}, 0}},
+      {{"recv", {1, 3}, 0},
+       {"wait", {}, 0},
+       {"all-reduce", {2, 3}, 0},
+       {"send", {1, 3}, 0},
+       {"all-reduce", {2, 3}, 0}}};
+  for (std::uint32_t rank = 0; rank < 4; ++rank) {
+    const auto trace = read_recorded_trace(fmt::format("{}/et-rank{}.json", dir, rank), "");
+    ASSERT_EQ(trace.iterations.size(), 1u);
+    const auto& calls = trace.iterations.front().calls;
+    ASSERT_EQ(calls.size(), expected[rank].size() + 1);
+    for (std::size_t i = 0; i < expected[rank].size(); ++i) {
+      SCOPED_TRACE(fmt::format("rank {} call {}", rank, i));
+      const auto& e = expected[rank][i];
+      if (std::string_view(e.name) == "wait") {
+        EXPECT_TRUE(calls[i].is_wait());
+        continue;
+      }
+      EXPECT_EQ(calls[i].collective->name(), e.name);
+      EXPECT_EQ(calls[i].group.ranks(), e.ranks);
+      EXPECT_EQ(calls[i].type, DataType::bfloat16);
+      EXPECT_EQ(calls[i].counts.param, kActivation);
+      if (calls[i].collective->point_to_point()) {
+        EXPECT_EQ(calls[i].root, e.peer);
+        EXPECT_EQ(calls[i].counts.send, e.name == std::string_view("send") ? kActivation : 0);
+        EXPECT_EQ(calls[i].counts.recv, e.name == std::string_view("recv") ? kActivation : 0);
+      }
+    }
+    // The loss, all-reduced over the whole job.
+    EXPECT_EQ(calls.back().group.ranks(), (std::vector<std::uint32_t>{0, 1, 2, 3}));
+    EXPECT_EQ(calls.back().type, DataType::float32);
+  }
+}
+
 TEST(ReplayTrace, ErrorsNameTheFileAndTheNode) {
   const auto dir = std::filesystem::temp_directory_path() / ("xtk_replay_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -121,15 +170,35 @@ TEST(ReplayTrace, ErrorsNameTheFileAndTheNode) {
   EXPECT_NE(error_of([&] { read_recorded_trace(junk, ""); }).find("junk.json: not a JSON document"), std::string::npos);
   const auto no_nodes = write("kineto.json", R"({"traceEvents": []})");
   EXPECT_NE(error_of([&] { read_recorded_trace(no_nodes, ""); }).find("no \"nodes\" array"), std::string::npos);
-  const auto send = write("send.json", R"({"nodes": [
+  const auto gather = write("gather.json", R"({"nodes": [
       {"id": 1, "name": "ProfilerStep#0"},
       {"id": 2, "name": "record_param_comms", "ctrl_deps": 1, "inputs": {"values": []},
        "attrs": [{"name": "rf_id", "type": "uint64", "value": 7},
-                 {"name": "collective_name", "type": "string", "value": "send"}]}]})");
-  EXPECT_NE(
-      error_of([&] { read_recorded_trace(send, ""); }).find("send.json (node 2): collective 'send' is not replayed"),
-      std::string::npos)
-      << error_of([&] { read_recorded_trace(send, ""); });
+                 {"name": "collective_name", "type": "string", "value": "gather"}]}]})");
+  EXPECT_NE(error_of([&] {
+              read_recorded_trace(gather, "");
+            }).find("gather.json (node 2): collective 'gather' is not replayed"),
+            std::string::npos)
+      << error_of([&] { read_recorded_trace(gather, ""); });
+  // A group of uneven ranks (c10d's stride -1), and a send to a peer outside its group.
+  const auto call = [](const std::string& name, int stride, int peer) {
+    return fmt::format(R"({{"nodes": [{{"id": 1, "name": "ProfilerStep#0"}},
+      {{"id": 2, "name": "record_param_comms", "ctrl_deps": 1, "inputs": {{"values": [[], [1, false], ["5", ""], {}, "{}"]}},
+       "attrs": [{{"name": "rf_id", "value": 7}}, {{"name": "collective_name", "value": "{}"}},
+                 {{"name": "dtype", "value": "Float"}}, {{"name": "in_msg_nelems", "value": 8}},
+                 {{"name": "out_msg_nelems", "value": 8}}, {{"name": "pg_name", "value": "5"}},
+                 {{"name": "global_rank_start", "value": 0}}, {{"name": "global_rank_stride", "value": {}}},
+                 {{"name": "pg_size", "value": 2}}]}}]}})",
+                       peer, name, name, stride);
+  };
+  EXPECT_NE(error_of([&] {
+              read_recorded_trace(write("uneven.json", call("allreduce", -1, 0)), "");
+            }).find("uneven.json (node 2): allreduce over process group '5', whose ranks are not evenly spaced"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              read_recorded_trace(write("peer.json", call("send", 1, 2)), "");
+            }).find("peer.json (node 2): send with peer 2 in process group '5' of 2 ranks"),
+            std::string::npos);
   EXPECT_NE(error_of([&] {
               read_recorded_trace(kDir + "/et-rank0.json.gz", no_nodes);
             }).find("no ProfilerStep#2 in the Kineto trace"),
