@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "core/error.hpp"
@@ -24,8 +25,12 @@ struct Arrival {
 }  // namespace
 
 Stragglers read_stragglers(const std::vector<std::string>& paths, std::uint64_t ranks, std::uint64_t warmup) {
-  // (iter, index) -> every rank's arrival; a job's calls are thousands, not millions.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<Arrival>> calls;
+  // A call is the n-th of its group (the whole job, a sub-group, a send's
+  // pair) in its iteration on every rank of the group: (iter, group, n) ->
+  // every member's arrival. A job's calls are thousands, not millions.
+  using Group = std::vector<std::uint64_t>;  // empty: the whole job
+  std::map<std::tuple<std::uint64_t, Group, std::uint64_t>, std::vector<Arrival>> calls;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, Group>, std::uint64_t> seen;  // (rank, iter, group) -> calls
   std::map<std::uint64_t, std::size_t> file_of_rank;
   for (std::size_t f = 0; f < paths.size(); ++f) {
     const std::string text = read_text_file(paths[f], "collectives file");
@@ -37,7 +42,8 @@ Stragglers read_stragglers(const std::vector<std::string>& paths, std::uint64_t 
             fmt::format("rank {} is also in {}: each rank's calls are in one file", r.rank, paths[it->second]));
       }
       if (r.iter < warmup) return;
-      calls[{r.iter, r.index}].push_back(Arrival{r.rank, r.arrive_ns, r.end_ns});
+      const std::uint64_t n = seen[{r.rank, r.iter, r.group}]++;
+      calls[{r.iter, r.group, n}].push_back(Arrival{r.rank, r.arrive_ns, r.end_ns});
     });
   }
   const std::uint64_t job_ranks = ranks > 0 ? ranks : file_of_rank.size();
@@ -48,10 +54,13 @@ Stragglers read_stragglers(const std::vector<std::string>& paths, std::uint64_t 
   std::map<std::uint64_t, StragglerRank> by_rank;
   for (std::uint64_t r = 0; r < job_ranks; ++r) by_rank[r].rank = r;
   std::vector<double> spread, transfer;
-  // Per iteration: its final call's spread and its last end.
+  // Per iteration: the spread of its call that ended last, and that end.
   std::map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> final_call;
   for (auto& [key, arrivals] : calls) {
-    if (arrivals.size() != job_ranks) continue;  // a rank did not record it (the run stopped)
+    const auto& group = std::get<1>(key);
+    const std::size_t members = group.empty() ? job_ranks : group.size();
+    // A rank did not record it (the run stopped), or a group of one waits for nobody.
+    if (arrivals.size() != members || members < 2) continue;
     std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& a, const Arrival& b) {
       return a.arrive_ns != b.arrive_ns ? a.arrive_ns < b.arrive_ns : a.rank < b.rank;
     });
@@ -60,7 +69,9 @@ Stragglers read_stragglers(const std::vector<std::string>& paths, std::uint64_t 
     std::int64_t end = 0;
     for (const auto& a : arrivals) {
       end = std::max(end, a.end_ns);
-      by_rank[a.rank].wait_us += static_cast<double>(last.arrive_ns - a.arrive_ns) / 1e3;
+      auto& r = by_rank[a.rank];
+      ++r.calls;
+      r.wait_us += static_cast<double>(last.arrive_ns - a.arrive_ns) / 1e3;
     }
     auto& straggler = by_rank[last.rank];
     ++straggler.last;
@@ -69,12 +80,13 @@ Stragglers read_stragglers(const std::vector<std::string>& paths, std::uint64_t 
     const std::int64_t spread_ns = last.arrive_ns - arrivals.front().arrive_ns;
     spread.push_back(static_cast<double>(spread_ns) / 1e3);
     transfer.push_back(static_cast<double>(std::max<std::int64_t>(0, end - last.arrive_ns)) / 1e3);
-    final_call[key.first] = {spread_ns, end};  // calls are in (iter, index) order: the last one stays
+    const auto [it, first] = final_call.try_emplace(std::get<0>(key), spread_ns, end);
+    if (!first && end >= it->second.second) it->second = {spread_ns, end};
   }
   if (s.calls == 0) return s;
   for (auto& [rank, r] : by_rank) {
     if (r.last > 0) r.last_by_us /= static_cast<double>(r.last);
-    r.wait_us /= static_cast<double>(s.calls);
+    if (r.calls > 0) r.wait_us /= static_cast<double>(r.calls);
     s.ranks.push_back(r);
   }
   std::sort(spread.begin(), spread.end());
@@ -115,8 +127,8 @@ std::vector<Column> straggler_columns(std::vector<Column> leading) {
 void add_straggler_rows(Table& table, const std::vector<Cell>& leading, const Stragglers& s) {
   for (const auto& r : s.ranks) {
     std::vector<Cell> row = leading;
-    const double share = static_cast<double>(r.last) / static_cast<double>(s.calls);
-    for (Cell c : std::vector<Cell>{r.rank, s.calls, r.last, share, r.last_by_us, r.wait_us, s.spread_p50_us,
+    const double share = r.calls > 0 ? static_cast<double>(r.last) / static_cast<double>(r.calls) : 0.0;
+    for (Cell c : std::vector<Cell>{r.rank, r.calls, r.last, share, r.last_by_us, r.wait_us, s.spread_p50_us,
                                     s.spread_p99_us, s.transfer_p50_us, s.lost_share}) {
       row.push_back(std::move(c));
     }

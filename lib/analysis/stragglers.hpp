@@ -1,5 +1,6 @@
 // Straggler attribution from the collectives files: for every collective call
-// (one DDP bucket's all-reduce in one iteration), which rank arrived last and
+// (one DDP bucket's all-reduce in one iteration; in a replay, a sub-group's
+// call or a send and its recv among the ranks that met), which rank arrived last and
 // by how much, and what the others spent waiting for it. A slow rank shows as
 // one rank last most of the time with a wide arrival spread; a slow network as
 // a long transfer after everyone arrived, whoever came last (docs/analysis.md,
@@ -16,13 +17,14 @@ namespace xtk::analysis {
 
 struct StragglerRank {
   std::uint64_t rank = 0;
-  std::uint64_t last = 0;  // calls at which it arrived last
-  double last_by_us = 0;   // mean, over those calls, of its arrival after the next-latest rank's
-  double wait_us = 0;      // mean, over all calls, of the last arrival minus its own
+  std::uint64_t calls = 0;  // calls it was in (all of them, unless the job ran sub-groups or sends)
+  std::uint64_t last = 0;   // calls at which it arrived last
+  double last_by_us = 0;    // mean, over those calls, of its arrival after the next-latest rank's
+  double wait_us = 0;       // mean, over its calls, of the last arrival minus its own
 };
 
 struct Stragglers {
-  std::uint64_t calls = 0;       // calls that every rank recorded
+  std::uint64_t calls = 0;       // calls that every rank of their group recorded
   std::uint64_t iterations = 0;  // iterations with their calls complete
   std::vector<StragglerRank> ranks;
   double spread_p50_us = 0, spread_p99_us = 0;  // last arrival minus the first, per call

@@ -163,8 +163,14 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
         for (std::size_t i = 0; i < local.bounds_ns.size(); ++i) {
           const auto& b = local.bounds_ns[i];
           for (std::size_t k = 0; k + 1 < b.size(); ++k) {
-            calls->write(CollectiveRecord{job.first_rank() + i, run_number, k, name, row.bytes,
-                                          b[k] + job.clock().offset_ns, b[k + 1] + job.clock().offset_ns});
+            calls->write(CollectiveRecord{job.first_rank() + i,
+                                          run_number,
+                                          k,
+                                          name,
+                                          row.bytes,
+                                          b[k] + job.clock().offset_ns,
+                                          b[k + 1] + job.clock().offset_ns,
+                                          {}});
           }
         }
       }

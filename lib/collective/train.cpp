@@ -174,8 +174,16 @@ void write_calls(CollectiveWriter& out, Job& job, std::uint64_t iter, const Iter
     const std::size_t elements =
         b.collective != nullptr && b.collective->point_to_point() ? b.counts.param : b.counts.send;
     const std::size_t bytes = b.collective != nullptr ? elements * data_type_size(b.type) : b.bytes;
-    out.write(CollectiveRecord{job.first_rank() + c.local, iter, c.bucket, name, bytes,
-                               c.arrive_ns + job.clock().offset_ns, c.end_ns + job.clock().offset_ns});
+    const std::uint64_t rank = job.first_rank() + c.local;
+    std::vector<std::uint64_t> group;
+    if (b.collective != nullptr && b.collective->point_to_point()) {
+      const std::uint64_t peer = b.group == Bucket::kWholeJob ? b.root : plan.groups[b.group][b.root];
+      group = {std::min(rank, peer), std::max(rank, peer)};
+    } else if (b.group != Bucket::kWholeJob) {
+      group.assign(plan.groups[b.group].begin(), plan.groups[b.group].end());
+    }
+    out.write(CollectiveRecord{rank, iter, c.bucket, name, bytes, c.arrive_ns + job.clock().offset_ns,
+                               c.end_ns + job.clock().offset_ns, std::move(group)});
   }
 }
 

@@ -8,8 +8,10 @@
 //   # format_version=1
 //   # clock_offset_ns=-1200               (this process's, and the round trip
 //   # clock_rtt_ns=85000                   it was measured in)
-//   rank,iter,index,collective,bytes,arrive_ns,end_ns
-//   2,0,0,all_reduce,26214400,1700000000012000000,1700000000019000000
+//   rank,iter,index,collective,bytes,arrive_ns,end_ns,group
+//   2,0,0,all_reduce,26214400,1700000000012000000,1700000000019000000,all
+// (group: "all" for the whole job, else the call's ranks joined by dots;
+// files without the column are read as the whole job's calls)
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ struct CollectiveRecord {
   std::string collective;   // nccl-tests' name without "_perf": all_reduce, all_gather, ...
   std::uint64_t bytes = 0;  // the call's buffer (a bucket's gradients)
   std::int64_t arrive_ns = 0, end_ns = 0;
+  // The ranks that met in the call: a replay's sub-group, or the two of a
+  // send and its recv, in increasing order; empty for the whole job.
+  std::vector<std::uint64_t> group;
 };
 
 class CollectiveWriter {
@@ -42,8 +47,9 @@ class CollectiveWriter {
   RunCsvWriter out_;
 };
 
-// Checks: end_ns >= arrive_ns, rank < `ranks` when it is not 0, and
-// (iter, index) strictly increasing within each rank.
+// Checks: end_ns >= arrive_ns, rank (and the group's ranks) < `ranks` when it
+// is not 0, the rank in its group, and (iter, index) strictly increasing within
+// each rank.
 void read_collectives(std::string_view content, const std::string& source, std::uint64_t ranks,
                       const std::function<void(const CollectiveRecord&)>& row);
 

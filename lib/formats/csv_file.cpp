@@ -54,10 +54,12 @@ bool valid_token(std::string_view text) {
   return true;
 }
 
-RunCsv::RunCsv(std::string_view content, std::string source, std::string_view magic, std::string_view columns)
+RunCsv::RunCsv(std::string_view content, std::string source, std::string_view magic, std::string_view columns,
+               std::string_view older_columns)
     : content_(content),
       source_(std::move(source)),
       columns_(columns),
+      older_columns_(older_columns),
       column_count_(static_cast<std::size_t>(std::count(columns.begin(), columns.end(), ',')) + 1),
       fields_(column_count_),
       unquoted_(column_count_) {
@@ -157,7 +159,13 @@ void RunCsv::read_header(std::string_view magic) {
     if (line.empty()) continue;
     if (line.front() != '#') {
       if (!versioned) fail("no '# format_version=N' line before the column line");
-      if (line != columns_) fail(fmt::format("expected the column line '{}'", columns_));
+      if (!older_columns_.empty() && line == older_columns_) {
+        column_count_ = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+        fields_.resize(column_count_);
+        unquoted_.resize(column_count_);
+      } else if (line != columns_) {
+        fail(fmt::format("expected the column line '{}'", columns_));
+      }
       column_line_ = line_;
       return;
     }

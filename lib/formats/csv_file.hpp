@@ -36,7 +36,10 @@ class RunCsv {
   // `magic` is the first line without "# " (e.g. "xtk-iterations"); `columns`
   // the exact column line. A field may be quoted as in RFC 4180 ("a, ""b""")
   // to hold commas or quotes (free text such as an error message).
-  RunCsv(std::string_view content, std::string source, std::string_view magic, std::string_view columns);
+  // `older_columns`, when given, is an earlier column line of the same format
+  // that is read too: its files have the leading columns only (column_count()).
+  RunCsv(std::string_view content, std::string source, std::string_view magic, std::string_view columns,
+         std::string_view older_columns = {});
   // The same over a file streamed in constant memory ("-" = stdin): the
   // fields of a row are valid until the next call to next().
   struct File {};
@@ -52,6 +55,7 @@ class RunCsv {
   bool next();  // the next row; blank and '#' lines are skipped
   std::string_view field(std::size_t i) const { return fields_[i]; }
   std::uint64_t line() const { return line_; }
+  std::size_t column_count() const { return column_count_; }
   const std::string& source() const { return source_; }
 
   // Field parsers: throw InputError "<name> '<text>' is not ..." at this line.
@@ -79,7 +83,7 @@ class RunCsv {
   std::vector<char> buffer_;
   bool eof_ = false;
   std::string source_;
-  std::string_view columns_;
+  std::string_view columns_, older_columns_;
   std::size_t column_count_;
   std::vector<HeaderLine> header_;
   std::vector<std::string_view> fields_;

@@ -5,6 +5,7 @@
 // Bad input must end in xtk::Error (InputError); anything else that escapes,
 // a sanitizer report, or a row that breaks the invariants below is a bug.
 // Run through scripts/fuzz.sh.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> last_call;
     xtk::read_collectives(text, "fuzz", 0, [&](const xtk::CollectiveRecord& r) {
       check(r.end_ns >= r.arrive_ns && r.arrive_ns >= 0 && !r.collective.empty());
+      check(r.group.empty() || std::find(r.group.begin(), r.group.end(), r.rank) != r.group.end());
+      check(std::is_sorted(r.group.begin(), r.group.end()));
       const std::pair<std::uint64_t, std::uint64_t> at{r.iter, r.index};
       const auto [it, first] = last_call.try_emplace(r.rank, at);
       check(first || at > it->second);

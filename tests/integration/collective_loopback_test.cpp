@@ -301,7 +301,7 @@ TEST_F(CollectiveLoopback, ReplayRunsTheRecordedCollectivesInOrder) {
     std::vector<std::string> fields;
     std::istringstream row(line);
     for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
-    if (fields.size() == 7 && fields[0] == "2" && fields[1] == "0") names.push_back(fields[3]);
+    if (fields.size() == 8 && fields[0] == "2" && fields[1] == "0") names.push_back(fields[3]);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"broadcast", "broadcast", "all_reduce", "all_reduce", "all_reduce",
                                              "all_reduce", "all_reduce"}))
@@ -361,21 +361,44 @@ TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
                                                        {"all_reduce", "send", "recv", "all_reduce", "all_reduce"},
                                                        {"recv", "all_reduce", "send", "all_reduce", "all_reduce"},
                                                        {"recv", "all_reduce", "send", "all_reduce", "all_reduce"}};
+  // Each call's ranks: its stage's group, the pair of a send and its recv, or the whole job.
+  const std::vector<std::vector<std::string>> expected_groups{{"0.1", "0.2", "0.2", "0.1", "all"},
+                                                              {"0.1", "1.3", "1.3", "0.1", "all"},
+                                                              {"0.2", "2.3", "0.2", "2.3", "all"},
+                                                              {"1.3", "2.3", "1.3", "2.3", "all"}};
   for (std::size_t r = 0; r < 4; ++r) {
     const std::string calls = read_text(file(fmt::format("calls-{}.csv", r)));
-    std::vector<std::string> names;
+    std::vector<std::string> names, groups;
     std::istringstream lines(calls);
     for (std::string line; std::getline(lines, line);) {
       std::vector<std::string> fields;
       std::istringstream row(line);
       for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
-      if (fields.size() != 7 || fields[1] != "2") continue;
+      if (fields.size() != 8 || fields[1] != "2") continue;
       EXPECT_EQ(fields[0], std::to_string(r));
       names.push_back(fields[3]);
+      groups.push_back(fields[7]);
       EXPECT_EQ(fields[4], names.size() == 5 ? "4" : "83886") << line;
     }
     EXPECT_EQ(names, expected[r]) << calls;
+    EXPECT_EQ(groups, expected_groups[r]) << calls;
   }
+  // The straggler table meets each rank only with its call's group: per
+  // iteration each rank is in 2 all-reduces of its stage, a send and a recv
+  // with its peer in the other stage, and the loss's all-reduce: 5 calls, and
+  // the job 9 (2 x 2 stage all-reduces, 2 x 2 pair calls, 1).
+  const auto result = xtk::testing::run_tool_command(
+      XTK_ANALYZE_BIN, fmt::format("stragglers --json --warmup 0 {} {} {} {}", file("calls-0.csv"), file("calls-1.csv"),
+                                   file("calls-2.csv"), file("calls-3.csv")));
+  ASSERT_EQ(result.status, 0) << result.out;
+  const auto rows = json_in(result.out)["tables"]["stragglers"];
+  ASSERT_EQ(rows.size(), 4u) << result.out;
+  std::uint64_t last = 0;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["calls"], 3 * 5) << row;
+    last += row["last_calls"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(last, 3u * 9u) << result.out;
 }
 
 // Every rank given rank 0's trace: ranks 1 to 3 are not in some of its calls'

@@ -18,6 +18,10 @@ namespace {
 constexpr const char* kHead =
     "# xtk-collectives\n# format_version=1\n# clock_offset_ns=0\nrank,iter,index,collective,bytes,arrive_ns,end_ns\n";
 
+constexpr const char* kGroupedHead =
+    "# xtk-collectives\n# format_version=1\n# clock_offset_ns=0\n"
+    "rank,iter,index,collective,bytes,arrive_ns,end_ns,group\n";
+
 using xtk::testing::error_of;
 
 class StragglerFiles : public ::testing::Test {
@@ -27,9 +31,15 @@ class StragglerFiles : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+  // Files without the group column (every call the whole job's), as before replays had sub-groups.
   std::string write(const std::string& name, const std::string& body) const {
     const auto path = (dir_ / name).string();
     std::ofstream(path) << kHead << body;
+    return path;
+  }
+  std::string write_grouped(const std::string& name, const std::string& body) const {
+    const auto path = (dir_ / name).string();
+    std::ofstream(path) << kGroupedHead << body;
     return path;
   }
   std::filesystem::path dir_;
@@ -80,6 +90,34 @@ TEST_F(StragglerFiles, CallsThatNotEveryRankRecordedAreLeftOut) {
   EXPECT_EQ(read_stragglers({r0, r1}, 3, 0).calls, 0u);
 }
 
+// A replay of 2 pipeline stages of 2 tensor-parallel ranks (times in µs):
+//   group 0.1 all-reduce: rank 0 at 0, rank 1 at 50       -> rank 1 last by 50
+//   pair 0.2, rank 0 sends to 2: rank 2 at 0, rank 0 at 100 -> rank 0 last by 100
+//   pair 1.3, rank 1 sends to 3: rank 3 at 0, rank 1 at 100 -> rank 1 last by 100
+//   group 2.3 all-reduce: rank 2 at 300, rank 3 at 400     -> rank 3 last by 100
+// Each rank is in 2 calls; waits: rank 0 (50 + 0) / 2, rank 1 0, rank 2 (100 +
+// 100) / 2, rank 3 (100 + 0) / 2. Joined by index alone, the 4 ranks' first
+// calls would have made one call.
+TEST_F(StragglerFiles, SubGroupsAndPairsMeetOnlyTheirRanks) {
+  const auto r0 = write_grouped("g0.csv", "0,0,0,all_reduce,8,0,100000,0.1\n0,0,1,send,8,100000,300000,0.2\n");
+  const auto r1 = write_grouped("g1.csv", "1,0,0,all_reduce,8,50000,100000,0.1\n1,0,1,send,8,100000,400000,1.3\n");
+  const auto r2 = write_grouped("g2.csv", "2,0,0,recv,8,0,300000,0.2\n2,0,1,all_reduce,8,300000,500000,2.3\n");
+  const auto r3 = write_grouped("g3.csv", "3,0,0,recv,8,0,400000,1.3\n3,0,1,all_reduce,8,400000,500000,2.3\n");
+  const auto s = read_stragglers({r0, r1, r2, r3}, 4, 0);
+  EXPECT_EQ(s.calls, 4u);
+  ASSERT_EQ(s.ranks.size(), 4u);
+  const std::vector<std::uint64_t> last{1, 2, 0, 1};
+  const std::vector<double> wait{25, 0, 100, 50};
+  for (std::size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(s.ranks[r].calls, 2u) << r;
+    EXPECT_EQ(s.ranks[r].last, last[r]) << r;
+    EXPECT_DOUBLE_EQ(s.ranks[r].wait_us, wait[r]) << r;
+  }
+  EXPECT_DOUBLE_EQ(s.ranks[1].last_by_us, 75);
+  // A rank missing from its pair leaves that call out, not the others.
+  EXPECT_EQ(read_stragglers({r0, r1, r2}, 4, 0).calls, 2u);
+}
+
 TEST_F(StragglerFiles, ErrorsNameTheFileAndLine) {
   const auto backwards = write("b.csv", "0,0,0,all_reduce,8,50,10\n");
   EXPECT_NE(error_of([&] { read_stragglers({backwards}, 0, 0); }).find("b.csv:5: end_ns 10 is before arrive_ns 50"),
@@ -93,6 +131,16 @@ TEST_F(StragglerFiles, ErrorsNameTheFileAndLine) {
   EXPECT_NE(error_of([&] { read_stragglers({a, twice}, 0, 0); }).find("rank 0 is also in"), std::string::npos);
   const auto one = write("one.csv", "0,0,0,all_reduce,8,0,10\n");
   EXPECT_NE(error_of([&] { read_stragglers({one}, 0, 0); }).find("at least 2 ranks"), std::string::npos);
+  const auto outside = write_grouped("g.csv", "3,0,0,all_reduce,8,0,10,0.1\n");
+  EXPECT_NE(error_of([&] { read_stragglers({outside}, 4, 0); }).find("g.csv:5: rank 3 is not in its call's group 0.1"),
+            std::string::npos)
+      << error_of([&] { read_stragglers({outside}, 4, 0); });
+  const auto order_in_group = write_grouped("d.csv", "1,0,0,all_reduce,8,0,10,2.1\n");
+  EXPECT_NE(error_of([&] { read_stragglers({order_in_group}, 4, 0); }).find("group '2.1': its ranks must increase"),
+            std::string::npos);
+  const auto junk = write_grouped("j.csv", "1,0,0,all_reduce,8,0,10,one\n");
+  EXPECT_NE(error_of([&] { read_stragglers({junk}, 4, 0); }).find("group 'one' is not \"all\" or ranks joined by dots"),
+            std::string::npos);
   const auto big = write("r.csv", "4,0,0,all_reduce,8,0,10\n");
   EXPECT_NE(error_of([&] { read_stragglers({big}, 2, 0); }).find("r.csv:5: rank 4 is not below the job's 2 ranks"),
             std::string::npos);

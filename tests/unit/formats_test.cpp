@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/collectives.hpp"
 #include "formats/counters.hpp"
 #include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
@@ -91,6 +92,40 @@ TEST_F(Formats, IterationsRoundTrip) {
     EXPECT_DOUBLE_EQ(read[i].comm_us, written[i].comm_us);
     EXPECT_EQ(read[i].bytes, written[i].bytes);
   }
+}
+
+// The group column round trips ("all" for the whole job), and a file written
+// before it existed reads as the whole job's calls.
+TEST_F(Formats, CollectivesRoundTripWithTheirGroups) {
+  const std::vector<CollectiveRecord> written{
+      {2, 0, 0, "all_reduce", 8388608, 1'764'000'000'000'000'000, 1'764'000'000'000'500'000, {2, 3}},
+      {2, 0, 1, "send", 4096, 1'764'000'000'000'600'000, 1'764'000'000'000'700'000, {0, 2}},
+      {2, 0, 2, "all_reduce", 4, 1'764'000'000'000'800'000, 1'764'000'000'000'900'000, {}}};
+  {
+    CollectiveWriter writer(path("c.csv"), {{"model", "et-rank2.json"}, {"ranks", "4"}});
+    for (const auto& r : written) writer.write(r);
+  }
+  std::vector<CollectiveRecord> read;
+  read_collectives(read_text_file(path("c.csv"), "collectives"), "c.csv", 4,
+                   [&](const CollectiveRecord& r) { read.push_back(r); });
+  ASSERT_EQ(read.size(), written.size());
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].rank, written[i].rank);
+    EXPECT_EQ(read[i].index, written[i].index);
+    EXPECT_EQ(read[i].collective, written[i].collective);
+    EXPECT_EQ(read[i].bytes, written[i].bytes);
+    EXPECT_EQ(read[i].arrive_ns, written[i].arrive_ns);
+    EXPECT_EQ(read[i].end_ns, written[i].end_ns);
+    EXPECT_EQ(read[i].group, written[i].group);
+  }
+  EXPECT_NE(read_text_file(path("c.csv"), "collectives").find(",2.3\n"), std::string::npos);
+  std::vector<CollectiveRecord> older;
+  read_collectives(
+      "# xtk-collectives\n# "
+      "format_version=1\nrank,iter,index,collective,bytes,arrive_ns,end_ns\n1,0,0,all_reduce,8,0,10\n",
+      "old.csv", 2, [&](const CollectiveRecord& r) { older.push_back(r); });
+  ASSERT_EQ(older.size(), 1u);
+  EXPECT_TRUE(older[0].group.empty());
 }
 
 // Enough samples that the streamed file crosses the reader's buffer many times.
