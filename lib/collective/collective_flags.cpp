@@ -152,7 +152,8 @@ TrainOptions to_options(const TrainFlags& f) {
 
 void add_flags(CLI::App& app, ReplayFlags& f) {
   app.add_option("--trace", f.trace,
-                 "torch.profiler.ExecutionTraceObserver JSON (.gz too); {rank} = this process's rank")
+                 "torch.profiler.ExecutionTraceObserver JSON (.gz too); {rank} = this process's rank (one trace per "
+                 "rank when the job has tensor or pipeline groups)")
       ->capture_default_str();
   app.add_option("--kineto", f.kineto,
                  "the profiler's Kineto trace of the same iterations: the GPU compute between the calls ({rank} as "
