@@ -211,6 +211,20 @@ nlohmann::json ReplaySummary::to_json() const {
           {"comm", comm_ms.to_json("_ms")}};
 }
 
+void check_replay_fits(const RecordedTrace& trace, std::uint32_t ranks_per_process) {
+  if (ranks_per_process == 1) return;
+  for (const auto& it : trace.iterations) {
+    for (const auto& c : it.calls) {
+      if (!c.is_wait() && c.collective->point_to_point()) {
+        throw UsageError(
+            fmt::format("-g {}: {} node {} is a {}: a replay with sends and recvs runs one rank per "
+                        "process (each rank its own trace)",
+                        ranks_per_process, trace.et_path, c.node, c.torch_name));
+      }
+    }
+  }
+}
+
 RecordedTrace read_replay_trace(const ReplayOptions& o, std::uint32_t rank) {
   return read_recorded_trace(rank_path(o.trace, rank), o.kineto.empty() ? "" : rank_path(o.kineto, rank));
 }

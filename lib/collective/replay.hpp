@@ -51,6 +51,10 @@ struct ReplaySummary {
 // Reads this rank's trace (throws InputError or UsageError before the job
 // starts anything), then replays it; rank 0 gets the job's summary.
 RecordedTrace read_replay_trace(const ReplayOptions& options, std::uint32_t rank);
+// -g replays one trace on every GPU of the process: right for DDP's identical
+// ranks, not for sends and recvs, whose peers differ from rank to rank.
+// Throws UsageError.
+void check_replay_fits(const RecordedTrace& trace, std::uint32_t ranks_per_process);
 ReplaySummary run_replay(const ReplayOptions& options, const RecordedTrace& trace, Backend& backend, Job& job);
 void print_replay_summary(std::ostream& out, const ReplaySummary& summary);
 

@@ -536,6 +536,13 @@ TEST(CollectiveNccl, BuiltWhenFoundAndFailsCleanlyWithoutAGpu) {
   ASSERT_EQ(backends.exit_status, 0) << backends.output;
 #ifdef XTK_HAVE_NCCL
   EXPECT_NE(backends.output.find("nccl"), std::string::npos) << backends.output;
+  // -g with sends: refused before the job starts, GPU or not.
+  const auto g = run_command({kBin, "replay", "--backend", "nccl", "-g", "2", "--trace",
+                              std::string(XTK_REPLAY_DATA) + "/tp2-pp2/et-rank0.json", "--rank", "0", "--world-size",
+                              "1", "-o", "", "--collectives-file", ""},
+                             10s);
+  EXPECT_EQ(g.exit_status, 2) << g.output;
+  EXPECT_NE(g.output.find("a replay with sends and recvs runs one rank per process"), std::string::npos) << g.output;
   const auto r = run_command({kBin, "sweep", "--backend", "nccl", "--master",
                               "127.0.0.1:" + std::to_string(next_port()), "-b", "1K", "-e", "1K", "--timeout", "10s"},
                              30s);

@@ -184,6 +184,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
         }
       }
       const auto trace = xc::read_replay_trace(replay, world.rank);  // bad traces before joining
+      xc::check_replay_fits(trace, gpus);
       xc::Job job(world, gpus, timeout_ns, "xtk-collective");
       run_in_job(job, [&] {
         auto backend = xc::make_backend(backend_options, job);
