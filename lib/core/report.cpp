@@ -52,12 +52,36 @@ void Table::print(std::ostream& out) const {
   }
 }
 
+void append_csv_field(std::string& out, std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) {
+    out += text;
+    return;
+  }
+  out += '"';
+  for (char c : text) {
+    if (c == '"') {
+      out += "\"\"";
+    } else {
+      out += c == '\n' || c == '\r' ? ' ' : c;
+    }
+  }
+  out += '"';
+}
+
 void Table::write_csv(std::ostream& out) const {
-  for (std::size_t c = 0; c < columns_.size(); ++c) out << (c ? "," : "") << columns_[c].name;
-  out << '\n';
+  std::string line;
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    if (c > 0) line += ',';
+    append_csv_field(line, columns_[c].name);
+  }
+  out << line << '\n';
   for (const auto& row : rows_) {
-    for (std::size_t c = 0; c < columns_.size(); ++c) out << (c ? "," : "") << text(row[c], columns_[c]);
-    out << '\n';
+    line.clear();
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      if (c > 0) line += ',';
+      append_csv_field(line, text(row[c], columns_[c]));
+    }
+    out << line << '\n';
   }
 }
 

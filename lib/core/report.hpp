@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct Column {
   int precision = 3;  // digits after the point for doubles
 };
 
+// Appends one CSV field: as it is, or in double quotes (RFC 4180, quotes
+// doubled, line breaks as spaces) when it holds a comma, quote or line break.
+void append_csv_field(std::string& out, std::string_view text);
+
 class Table {
  public:
   explicit Table(std::vector<Column> columns);
@@ -26,7 +31,7 @@ class Table {
   std::size_t rows() const { return rows_.size(); }
 
   void print(std::ostream& out) const;      // aligned, '#'-prefixed header line
-  void write_csv(std::ostream& out) const;  // header line then rows
+  void write_csv(std::ostream& out) const;  // header line then rows (text quoted as append_csv_field does)
   nlohmann::json to_json() const;           // array of objects keyed by column name
 
  private:

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/report.hpp"
 #include "formats/csv_file.hpp"
 
 namespace xtk {
@@ -43,17 +44,6 @@ double FlowRecord::lateness_us() const {
 namespace {
 constexpr std::string_view kColumns =
     "flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error";
-
-// Appends a CSV field: quoted when it holds a comma, quote or newline.
-void append_csv_field(std::string& out, const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) {
-    out += text;
-    return;
-  }
-  out += '"';
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' || c == '\r' ? ' ' : c);
-  out += '"';
-}
 
 // Appends an integer in decimal. A record is written per flow: this avoids
 // parsing a format string and growing the text through an iterator.

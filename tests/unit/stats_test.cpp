@@ -87,4 +87,15 @@ TEST(Table, HumanCsvAndJsonCarryTheSameRows) {
   EXPECT_THROW(t.add_row({std::string("short")}), std::logic_error);
 }
 
+// A status with a comma or a quote stays one field (RFC 4180), as the
+// run-directory readers and pandas read it.
+TEST(Table, CsvQuotesTextThatHoldsACommaOrAQuote) {
+  Table t({{"profile", 0}, {"status", 0}});
+  t.add_row({std::string("burst"), std::string("not reached: every step, \"all 9\", is flat")});
+  t.add_row({std::string("a\nb"), std::string("ok")});
+  std::ostringstream csv;
+  t.write_csv(csv);
+  EXPECT_EQ(csv.str(), "profile,status\nburst,\"not reached: every step, \"\"all 9\"\", is flat\"\n\"a b\",ok\n");
+}
+
 }  // namespace xtk
