@@ -40,6 +40,28 @@ class CollectiveLoopback : public ::testing::Test {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  // A replay's flags as the tests run it: `trace_args`, then 3 iterations
+  // after 1 of warm-up, each rank's calls in calls-{rank}.csv.
+  std::vector<std::string> replay_args(std::vector<std::string> trace_args) const {
+    for (const char* a : {"--iters", "3", "--warmup", "1", "--timeout", "30s", "--collectives-file"}) {
+      trace_args.emplace_back(a);
+    }
+    trace_args.push_back(file("calls-{rank}.csv"));
+    return trace_args;
+  }
+  // The rows of a rank's collectives file, split into fields.
+  std::vector<std::vector<std::string>> call_rows(std::size_t rank) const {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream lines(read_text(file(fmt::format("calls-{}.csv", rank))));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line.front() == '#' || line.starts_with("rank,")) continue;
+      std::vector<std::string> fields;
+      std::istringstream row(line);
+      for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+      rows.push_back(std::move(fields));
+    }
+    return rows;
+  }
 
   // Rank `rank` of `size` on loopback, then `args`.
   static std::vector<std::string> rank_argv(std::size_t rank, std::size_t size, std::uint16_t port,
@@ -268,22 +290,8 @@ TEST_F(CollectiveLoopback, ReplayRunsTheRecordedCollectivesInOrder) {
   const auto port = next_port();
   Ranks ranks(3, dir_, [&](std::size_t r) {
     // Every rank replays rank 0's trace: DDP's ranks do the same.
-    std::vector<std::string> args{"--trace",
-                                  dir + "/et-rank0.json.gz",
-                                  "--kineto",
-                                  dir + "/kineto-rank0.json.gz",
-                                  "--size-scale",
-                                  "0.01",
-                                  "--iters",
-                                  "3",
-                                  "--warmup",
-                                  "1",
-                                  "-o",
-                                  file("iters-{rank}.csv"),
-                                  "--collectives-file",
-                                  file("calls-{rank}.csv"),
-                                  "--timeout",
-                                  "30s"};
+    auto args = replay_args({"--trace", dir + "/et-rank0.json.gz", "--kineto", dir + "/kineto-rank0.json.gz",
+                             "--size-scale", "0.01", "-o", file("iters-{rank}.csv")});
     if (r == 0) args.emplace_back("--json");
     return rank_argv(r, 3, port, "replay", args);
   });
@@ -294,20 +302,17 @@ TEST_F(CollectiveLoopback, ReplayRunsTheRecordedCollectivesInOrder) {
   EXPECT_EQ(summary["iterations"], 3);
   EXPECT_GT(summary["compute_ms"].get<double>(), 30.0);
   EXPECT_GE(summary["iteration"]["min_ms"].get<double>(), summary["compute_ms"].get<double>());
-  const std::string calls = read_text(file("calls-2.csv"));
   std::vector<std::string> names;
-  std::istringstream lines(calls);
-  for (std::string line; std::getline(lines, line);) {
-    std::vector<std::string> fields;
-    std::istringstream row(line);
-    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
-    if (fields.size() == 8 && fields[0] == "2" && fields[1] == "0") names.push_back(fields[3]);
+  for (const auto& row : call_rows(2)) {
+    ASSERT_EQ(row.size(), 8u);
+    EXPECT_EQ(row[0], "2");
+    EXPECT_EQ(row[7], "all");  // a 2-rank job's one group is the whole 3-rank job
+    if (row[1] == "0") names.push_back(row[3]);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"broadcast", "broadcast", "all_reduce", "all_reduce", "all_reduce",
-                                             "all_reduce", "all_reduce"}))
-      << calls;
+                                             "all_reduce", "all_reduce"}));
   // The first bucket, 2,049,000 floats at 1/100: 20,490 of them.
-  EXPECT_NE(calls.find("\n2,0,2,all_reduce,81960,"), std::string::npos) << calls;
+  EXPECT_NE(read_text(file("calls-2.csv")).find("\n2,0,2,all_reduce,81960,"), std::string::npos);
 }
 
 // A trace of two profiled steps replays them in turn: iterations 0 and 2 run
@@ -334,20 +339,7 @@ TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
   const std::string dir = std::string(XTK_REPLAY_DATA) + "/tp2-pp2";
   const auto port = next_port();
   Ranks ranks(4, dir_, [&](std::size_t r) {
-    std::vector<std::string> args{"--trace",
-                                  dir + "/et-rank{rank}.json",
-                                  "--size-scale",
-                                  "0.01",
-                                  "--iters",
-                                  "3",
-                                  "--warmup",
-                                  "1",
-                                  "-o",
-                                  "",
-                                  "--collectives-file",
-                                  file("calls-{rank}.csv"),
-                                  "--timeout",
-                                  "30s"};
+    auto args = replay_args({"--trace", dir + "/et-rank{rank}.json", "--size-scale", "0.01", "-o", ""});
     if (r == 0) args.emplace_back("--json");
     return rank_argv(r, 4, port, "replay", args);
   });
@@ -356,7 +348,6 @@ TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
   EXPECT_EQ(summary["calls"], 5);
   EXPECT_EQ(summary["waits"], 1);
   EXPECT_EQ(summary["iterations"], 3);
-  // 4 Mi bfloat16 activations at 1/100: 41,943 elements, 83,886 bytes.
   const std::vector<std::vector<std::string>> expected{{"all_reduce", "send", "recv", "all_reduce", "all_reduce"},
                                                        {"all_reduce", "send", "recv", "all_reduce", "all_reduce"},
                                                        {"recv", "all_reduce", "send", "all_reduce", "all_reduce"},
@@ -367,21 +358,18 @@ TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
                                                               {"0.2", "2.3", "0.2", "2.3", "all"},
                                                               {"1.3", "2.3", "1.3", "2.3", "all"}};
   for (std::size_t r = 0; r < 4; ++r) {
-    const std::string calls = read_text(file(fmt::format("calls-{}.csv", r)));
     std::vector<std::string> names, groups;
-    std::istringstream lines(calls);
-    for (std::string line; std::getline(lines, line);) {
-      std::vector<std::string> fields;
-      std::istringstream row(line);
-      for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
-      if (fields.size() != 8 || fields[1] != "2") continue;
-      EXPECT_EQ(fields[0], std::to_string(r));
-      names.push_back(fields[3]);
-      groups.push_back(fields[7]);
-      EXPECT_EQ(fields[4], names.size() == 5 ? "4" : "83886") << line;
+    for (const auto& row : call_rows(r)) {
+      ASSERT_EQ(row.size(), 8u);
+      EXPECT_EQ(row[0], std::to_string(r));
+      if (row[1] != "2") continue;
+      names.push_back(row[3]);
+      groups.push_back(row[7]);
+      // 4 Mi bfloat16 activations at 1/100: 41,943 elements, 83,886 bytes; the loss one float.
+      EXPECT_EQ(row[4], names.size() == 5 ? "4" : "83886");
     }
-    EXPECT_EQ(names, expected[r]) << calls;
-    EXPECT_EQ(groups, expected_groups[r]) << calls;
+    EXPECT_EQ(names, expected[r]) << r;
+    EXPECT_EQ(groups, expected_groups[r]) << r;
   }
   // The straggler table meets each rank only with its call's group: per
   // iteration each rank is in 2 all-reduces of its stage, a send and a recv
