@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # xtk-collective replay against the PyTorch job it replays, on this host's
-# GPUs: PAIRS times, record the DDP ResNet-50 job afresh
-# (scripts/record-ddp-trace.py: its iteration time without the profiler, and
+# GPUs: PAIRS times, record the job afresh
+# (scripts/record-trace.py: its iteration time without the profiler, and
 # one profiled iteration's execution and Kineto traces), then replay those
 # traces with xtk on the same GPUs. The goal (issue 17): a replayed iteration
 # within 10 % of the recorded job's, median of the pair ratios.
 #
 #   bash bench/collective/replay_vs_recorded.sh XTK_COLLECTIVE [OUT]
 #
-# Environment: GPUS (2), PAIRS (5), ITERS (50, replayed iterations), and
+# Environment: JOB (resnet50-ddp, or tp2-pp2 on 4 GPUs: record-trace.py --job),
+# GPUS (2; 4 for tp2-pp2), PAIRS (5), ITERS (50, replayed iterations), and
 # FIXTURE=1 to also replay tests/data/replay/resnet50-ddp (recorded on 2 H200s).
 # NCCL: XTK_NCCL_LIB_DIR or torch's. NCCL_NVLS_ENABLE=0 for both.
 set -uo pipefail
@@ -17,7 +18,10 @@ xtk=${1:?usage: replay_vs_recorded.sh XTK_COLLECTIVE [OUT]}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=${2:-$here/results/$(hostname -s)-$(date +%Y%m%d-%H%M%S)-replay}
-gpus=${GPUS:-2} pairs=${PAIRS:-5} iters=${ITERS:-50}
+job=${JOB:-resnet50-ddp}
+default_gpus=2
+[ "$job" = tp2-pp2 ] && default_gpus=4
+gpus=${GPUS:-$default_gpus} pairs=${PAIRS:-5} iters=${ITERS:-50}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 nccl_dir=${XTK_NCCL_LIB_DIR:-$(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib"))' 2>/dev/null)}
@@ -46,7 +50,7 @@ replay() {
 }
 
 for ((k = 1; k <= pairs; k++)); do
-  python3 "$repo/scripts/record-ddp-trace.py" "$out/rec$k" --gpus "$gpus" > "$out/rec$k.log" 2>&1 ||
+  python3 "$repo/scripts/record-trace.py" "$out/rec$k" --job "$job" --gpus "$gpus" > "$out/rec$k.log" 2>&1 ||
     { echo "recording $k failed:"; tail -5 "$out/rec$k.log"; continue; }
   replay "$out/rec$k" "$out/replay$k.json" || { echo "replay $k failed:"; tail -5 "$out/replay$k.json.rank0.log"; }
 done

@@ -1,5 +1,5 @@
 // The recorded DDP ResNet-50 job (tests/data/replay/resnet50-ddp: 2 H200s,
-// PyTorch 2.11, scripts/record-ddp-trace.py) read as the replay reads it: the
+// PyTorch 2.11, scripts/record-trace.py) read as the replay reads it: the
 // collective sequence as recorded, the compute between the calls from the
 // Kineto trace, and errors that name the file and node.
 #include <gtest/gtest.h>

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   auto* replay_cmd = app.add_subcommand(
       "replay",
       "replay a recorded PyTorch job's collectives with the compute between them (docs/replay.md; record with "
-      "scripts/record-ddp-trace.py)");
+      "scripts/record-trace.py)");
   xc::add_flags(*replay_cmd, replay_flags);
 
   return xtk::run_tool(app, argc, argv, [&] {
