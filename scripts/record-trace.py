@@ -15,14 +15,17 @@ Runs a PyTorch training job on the GPUs of this host, one process per GPU
 Jobs (--job):
   resnet50-ddp  torchvision's ResNet-50 under DistributedDataParallel, --batch
                 images per GPU; 2 GPUs or more
-  tp2-pp2       2 pipeline stages of 2 tensor-parallel ranks (4 GPUs): each
-                stage holds --layers Megatron-style MLP blocks (a column-
-                parallel then a row-parallel linear layer, the output
-                all-reduced over the stage's 2 ranks); the activation is sent
-                to the next stage and its gradient sent back; the loss is
-                all-reduced over the 4 ranks
+  tp-pp         --pp pipeline stages of --tp tensor-parallel ranks (--tp x --pp
+                GPUs, default 2 x 2): each stage holds --layers Megatron-style
+                MLP blocks (a column-parallel then a row-parallel linear layer,
+                the output all-reduced over the stage's ranks); the activation
+                is sent to the next stage and its gradient sent back; the loss
+                is all-reduced over every rank. With --tp 1 the all-reduces run
+                on one-rank groups (2 GPUs then give a trace with sub-groups
+                and sends)
 
   python3 scripts/record-trace.py OUT [--job resnet50-ddp] [--gpus N] [--iterations 30]
+  python3 scripts/record-trace.py OUT --job tp-pp [--tp 2] [--pp 2]
 
 Set NCCL_* variables as the replay will run (for example NCCL_NVLS_ENABLE=0).
 """
@@ -35,7 +38,12 @@ import time
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from torch.profiler import ExecutionTraceObserver, ProfilerActivity, profile, schedule
+
+try:
+    from torch.profiler import ExecutionTraceObserver, ProfilerActivity, profile, schedule
+except ImportError:
+    raise SystemExit(f"record-trace.py: PyTorch {torch.__version__} has no torch.profiler.ExecutionTraceObserver "
+                     "in the format replay reads; use PyTorch 2.1 or later")
 
 
 def resnet50_ddp(rank, args):
@@ -69,12 +77,12 @@ class TensorParallelMlp(torch.nn.Module):
         return self.down(torch.nn.functional.gelu(self.up(x)))
 
 
-def tp2_pp2(rank, args):
-    """Tensor parallelism within a stage, pipeline parallelism between two."""
-    tp = 2
-    stage, peer = rank // tp, (rank + tp) % (2 * tp)
+def tp_pp(rank, args):
+    """Tensor parallelism within a stage, pipeline parallelism between stages."""
+    tp, pp = args.tp, args.pp
+    stage = rank // tp
     # Every rank makes every group, in the same order (c10d's rule).
-    tp_groups = [dist.new_group([s * tp + i for i in range(tp)]) for s in range(2)]
+    tp_groups = [dist.new_group([s * tp + i for i in range(tp)]) for s in range(pp)]
     group = tp_groups[stage]
     blocks = torch.nn.ModuleList(TensorParallelMlp(args.hidden, tp) for _ in range(args.layers)).cuda().bfloat16()
     optimizer = torch.optim.SGD(blocks.parameters(), lr=0.01)
@@ -106,29 +114,32 @@ def tp2_pp2(rank, args):
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        if stage == 0:
-            y, saved = forward(inputs)
-            dist.send(y, peer)
+        x = inputs
+        if stage > 0:
+            x = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
+            dist.recv(x, rank - tp)
+            x.requires_grad_()
+        y, saved = forward(x)
+        if stage < pp - 1:
+            dist.send(y, rank + tp)
             grad = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
-            dist.recv(grad, peer)
-            backward(saved, grad)
+            dist.recv(grad, rank + tp)
             loss = torch.zeros(1, device="cuda")
         else:
-            x = torch.empty(shape, device="cuda", dtype=torch.bfloat16)
-            dist.recv(x, peer)
-            y, saved = forward(x.requires_grad_())
             loss = y.float().pow(2).mean()
             (grad,) = torch.autograd.grad(loss, y)
-            dist.send(backward(saved, grad), peer)
             loss = loss.detach().reshape(1)
+        grad = backward(saved, grad)
+        if stage > 0:
+            dist.send(grad, rank - tp)
         dist.all_reduce(loss)
         optimizer.step()
 
-    return step, {"model": "tp2-pp2", "hidden": args.hidden, "tokens": args.tokens,
+    return step, {"model": f"tp{tp}-pp{pp}", "tp": tp, "pp": pp, "hidden": args.hidden, "tokens": args.tokens,
                   "layers_per_stage": args.layers, "dtype": "bfloat16"}
 
 
-JOBS = {"resnet50-ddp": (resnet50_ddp, 2), "tp2-pp2": (tp2_pp2, 4)}
+JOBS = {"resnet50-ddp": resnet50_ddp, "tp-pp": tp_pp}
 
 
 def worker(rank, args):
@@ -136,7 +147,7 @@ def worker(rank, args):
     os.environ.setdefault("MASTER_PORT", str(args.port))
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=args.gpus)
-    step, job = JOBS[args.job][0](rank, args)
+    step, job = JOBS[args.job](rank, args)
 
     for _ in range(args.warmup):
         step()
@@ -193,25 +204,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out")
     parser.add_argument("--job", choices=sorted(JOBS), default="resnet50-ddp")
-    parser.add_argument("--gpus", type=int, help="ranks, one per GPU (default: resnet50-ddp every GPU, tp2-pp2 4)")
+    parser.add_argument("--gpus", type=int, help="ranks, one per GPU (default: resnet50-ddp every GPU, tp-pp tp x pp)")
     parser.add_argument("--batch", type=int, default=64, help="resnet50-ddp: images per GPU")
-    parser.add_argument("--hidden", type=int, default=4096, help="tp2-pp2: the model's hidden size")
-    parser.add_argument("--tokens", type=int, default=4096, help="tp2-pp2: tokens per iteration (the activation's rows)")
-    parser.add_argument("--layers", type=int, default=2, help="tp2-pp2: MLP blocks per stage")
+    parser.add_argument("--tp", type=int, default=2, help="tp-pp: tensor-parallel ranks per stage")
+    parser.add_argument("--pp", type=int, default=2, help="tp-pp: pipeline stages")
+    parser.add_argument("--hidden", type=int, default=4096, help="tp-pp: the model's hidden size")
+    parser.add_argument("--tokens", type=int, default=4096, help="tp-pp: tokens per iteration (the activation's rows)")
+    parser.add_argument("--layers", type=int, default=2, help="tp-pp: MLP blocks per stage")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--iterations", type=int, default=30, help="timed iterations without the profiler")
     parser.add_argument("--profiled", type=int, default=1, help="iterations in the traces")
     parser.add_argument("--port", type=int, default=29531)
     args = parser.parse_args()
-    needed = JOBS[args.job][1]
-    if args.gpus is None:
-        args.gpus = needed if args.job == "tp2-pp2" else torch.cuda.device_count()
-    if args.job == "tp2-pp2" and args.gpus != needed:
-        parser.error("--gpus: tp2-pp2 runs on exactly 4 GPUs (2 stages of 2 tensor-parallel ranks)")
-    if args.gpus < needed:
-        parser.error(f"--gpus: {args.job} needs at least {needed} GPUs, this host has {torch.cuda.device_count()}")
-    if args.gpus > torch.cuda.device_count():
-        parser.error(f"--gpus {args.gpus}: this host has {torch.cuda.device_count()} GPUs")
+    available = torch.cuda.device_count()
+    if args.job == "tp-pp":
+        if args.tp < 1 or args.pp < 2 or (4 * args.hidden) % args.tp:
+            parser.error("--tp, --pp: tp-pp needs --tp 1 or more dividing 4 x --hidden, and --pp 2 or more")
+        if args.gpus not in (None, args.tp * args.pp):
+            parser.error(f"--gpus {args.gpus}: tp-pp runs on --tp x --pp = {args.tp * args.pp} GPUs")
+        args.gpus = args.tp * args.pp
+    elif args.gpus is None:
+        args.gpus = available
+    if args.gpus < 2:
+        parser.error(f"--gpus {args.gpus}: {args.job} needs at least 2 GPUs to communicate")
+    if args.gpus > available:
+        parser.error(f"--gpus {args.gpus}: this host has {available} GPUs")
     os.makedirs(args.out, exist_ok=True)
     mp.spawn(worker, args=(args,), nprocs=args.gpus)
 

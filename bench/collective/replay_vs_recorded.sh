@@ -8,8 +8,9 @@
 #
 #   bash bench/collective/replay_vs_recorded.sh XTK_COLLECTIVE [OUT]
 #
-# Environment: JOB (resnet50-ddp, or tp2-pp2 on 4 GPUs: record-trace.py --job),
-# GPUS (2; 4 for tp2-pp2), PAIRS (5), ITERS (50, replayed iterations), and
+# Environment: JOB (resnet50-ddp, or tp-pp: record-trace.py --job), RECORD_FLAGS
+# (more flags for record-trace.py, e.g. "--tp 1 --pp 2"), GPUS (2; tp-pp: its
+# tp x pp), PAIRS (5), ITERS (50, replayed iterations), and
 # FIXTURE=1 to also replay tests/data/replay/resnet50-ddp (recorded on 2 H200s).
 # NCCL: XTK_NCCL_LIB_DIR or torch's. NCCL_NVLS_ENABLE=0 for both.
 set -uo pipefail
@@ -19,8 +20,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=${2:-$here/results/$(hostname -s)-$(date +%Y%m%d-%H%M%S)-replay}
 job=${JOB:-resnet50-ddp}
+read -ra record_flags <<< "${RECORD_FLAGS:-}"
 default_gpus=2
-[ "$job" = tp2-pp2 ] && default_gpus=4
+if [ "$job" = tp-pp ]; then
+  tp=2 pp=2
+  for ((i = 0; i + 1 < ${#record_flags[@]}; i++)); do
+    case ${record_flags[i]} in --tp) tp=${record_flags[i + 1]} ;; --pp) pp=${record_flags[i + 1]} ;; esac
+  done
+  default_gpus=$((tp * pp))
+fi
 gpus=${GPUS:-$default_gpus} pairs=${PAIRS:-5} iters=${ITERS:-50}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
@@ -50,7 +58,7 @@ replay() {
 }
 
 for ((k = 1; k <= pairs; k++)); do
-  python3 "$repo/scripts/record-trace.py" "$out/rec$k" --job "$job" --gpus "$gpus" > "$out/rec$k.log" 2>&1 ||
+  python3 "$repo/scripts/record-trace.py" "$out/rec$k" --job "$job" --gpus "$gpus" "${record_flags[@]}" > "$out/rec$k.log" 2>&1 ||
     { echo "recording $k failed:"; tail -5 "$out/rec$k.log"; continue; }
   replay "$out/rec$k" "$out/replay$k.json" || { echo "replay $k failed:"; tail -5 "$out/replay$k.json.rank0.log"; }
 done

@@ -114,7 +114,11 @@ RecordedCall read_call(const json& node, const std::string& path) {
   call.group.name = attribute<std::string>(attrs, "pg_name", where);
   call.group.description = attrs.contains("pg_desc") ? attrs.at("pg_desc").get<std::string>() : "";
   call.group.start = attribute<std::uint32_t>(attrs, "global_rank_start", where);
-  const auto stride = attribute<std::int64_t>(attrs, "global_rank_stride", where);
+  call.group.size = attribute<std::uint32_t>(attrs, "pg_size", where);
+  // c10d leaves the stride out for a group of one rank, where it means nothing.
+  const auto stride = call.group.size == 1 && !attrs.contains("global_rank_stride")
+                          ? std::int64_t{1}
+                          : attribute<std::int64_t>(attrs, "global_rank_stride", where);
   if (stride < 0) {
     // c10d writes -1 when the group's ranks are not evenly spaced, and the trace then does not say which they are.
     throw InputError(where, 0,
@@ -123,7 +127,6 @@ RecordedCall read_call(const json& node, const std::string& path) {
                                  call.torch_name, call.group.name, stride));
   }
   call.group.stride = static_cast<std::uint32_t>(stride);
-  call.group.size = attribute<std::uint32_t>(attrs, "pg_size", where);
   const auto in = attribute<std::uint64_t>(attrs, "in_msg_nelems", where);
   const auto out = attribute<std::uint64_t>(attrs, "out_msg_nelems", where);
   call.counts = call_counts(*call.collective, std::max<std::uint64_t>(in, call.torch_name == "barrier" ? 1 : 0),

@@ -389,6 +389,31 @@ TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
   EXPECT_EQ(last, 3u * 9u) << result.out;
 }
 
+// A pipeline job recorded on 2 H100s (tp1-pp2): each stage's all-reduces run
+// on a group of its one rank, the activation and its gradient go between the
+// stages, the loss over both.
+TEST_F(CollectiveLoopback, ReplayRunsARecordedPipelineJob) {
+  const std::string dir = std::string(XTK_REPLAY_DATA) + "/tp1-pp2";
+  const auto port = next_port();
+  Ranks ranks(2, dir_, [&](std::size_t r) {
+    return rank_argv(r, 2, port, "replay",
+                     replay_args({"--trace", dir + "/et-rank{rank}.json.gz", "--kineto", dir + "/kineto-rank{rank}.json.gz",
+                                  "--size-scale", "0.01", "-o", ""}));
+  });
+  for (const auto& status : ranks.wait_all(90s)) ASSERT_EQ(status, 0) << ranks.logs();
+  const std::vector<std::vector<std::string>> expected{
+      {"all_reduce/0", "all_reduce/0", "send/0.1", "recv/0.1", "all_reduce/0", "all_reduce/all"},
+      {"recv/0.1", "all_reduce/1", "all_reduce/1", "all_reduce/1", "all_reduce/1", "send/0.1", "all_reduce/all"}};
+  for (std::size_t r = 0; r < 2; ++r) {
+    std::vector<std::string> calls;
+    for (const auto& row : call_rows(r)) {
+      ASSERT_EQ(row.size(), 8u);
+      if (row[1] == "2") calls.push_back(row[3] + "/" + row[7]);
+    }
+    EXPECT_EQ(calls, expected[r]) << r;
+  }
+}
+
 // Every rank given rank 0's trace: ranks 1 to 3 are not in some of its calls'
 // groups, and the first to find it says so instead of waiting for a peer.
 TEST_F(CollectiveLoopback, ReplayOfAnotherRanksSubGroupsIsAnError) {

@@ -157,6 +157,50 @@ TEST(ReplayTrace, SubGroupsAndPointToPointKeepTheirGroupsAndPeers) {
   }
 }
 
+// A pipeline job recorded on 2 H100s (tests/data/replay/tp1-pp2,
+// scripts/record-trace.py --job tp-pp --tp 1 --pp 2): each stage's
+// all-reduces run on a group of one rank, which c10d writes without a stride;
+// the activation goes to stage 1 and its gradient comes back over the default
+// group, each send and recv waited for.
+TEST(ReplayTrace, RecordedPipelineJobKeepsItsGroupsAndPeers) {
+  const std::string dir = std::string(XTK_REPLAY_DATA) + "/tp1-pp2";
+  constexpr std::size_t kActivation = 4096 * 4096;
+  struct Call {
+    const char* name;
+    std::vector<std::uint32_t> ranks;
+  };
+  const std::vector<Call> stage0{{"all-reduce", {0}}, {"all-reduce", {0}}, {"send", {0, 1}}, {"wait", {}},
+                                 {"recv", {0, 1}},    {"wait", {}},        {"all-reduce", {0}}};
+  const std::vector<Call> stage1{{"recv", {0, 1}},     {"wait", {}},        {"all-reduce", {1}}, {"all-reduce", {1}},
+                                 {"all-reduce", {1}}, {"all-reduce", {1}}, {"send", {0, 1}},    {"wait", {}}};
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    const auto trace = read_recorded_trace(fmt::format("{}/et-rank{}.json.gz", dir, rank),
+                                           fmt::format("{}/kineto-rank{}.json.gz", dir, rank));
+    ASSERT_EQ(trace.iterations.size(), 1u);
+    const auto& calls = trace.iterations.front().calls;
+    const auto& expected = rank == 0 ? stage0 : stage1;
+    ASSERT_EQ(calls.size(), expected.size() + 1);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      SCOPED_TRACE(fmt::format("rank {} call {}", rank, i));
+      if (std::string_view(expected[i].name) == "wait") {
+        EXPECT_TRUE(calls[i].is_wait());
+        continue;
+      }
+      EXPECT_EQ(calls[i].collective->name(), expected[i].name);
+      EXPECT_EQ(calls[i].group.ranks(), expected[i].ranks);
+      EXPECT_EQ(calls[i].type, DataType::bfloat16);
+      EXPECT_EQ(calls[i].counts.param, kActivation);
+      if (calls[i].collective->point_to_point()) {
+        EXPECT_EQ(calls[i].root, 1 - rank);
+      }
+    }
+    // The loss, all-reduced over both stages.
+    EXPECT_EQ(calls.back().group.ranks(), (std::vector<std::uint32_t>{0, 1}));
+    EXPECT_EQ(calls.back().type, DataType::float32);
+    EXPECT_EQ(calls.back().counts.param, 1u);
+  }
+}
+
 TEST(ReplayTrace, ErrorsNameTheFileAndTheNode) {
   const auto dir = std::filesystem::temp_directory_path() / ("xtk_replay_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
