@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "collective/pattern.hpp"
 #include "collective/sizes.hpp"
@@ -23,43 +24,51 @@ struct Local {
 // A result a collective did not write stays wrong: no pattern value is 0x7F bytes.
 constexpr unsigned char kPoison = 0x7F;
 
+// The wrong elements of one call of `count` elements, checked on the host.
 // `host`: room for the largest size's check, reused (a fresh gigabyte per size
 // costs more in page clearing than the check itself).
-Local measure(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place, bool check,
-              std::vector<char>& host) {
+std::uint64_t check_once(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place,
+                         std::vector<char>& host) {
   const Collective& collective = *o.collective;
   const std::size_t element = data_type_size(o.type);
   const Counts counts = collective.counts(count, job.nranks(), element);
-  const CollectiveCall call{&collective, o.type, o.op, count, o.root, in_place};
   const std::size_t locals = backend.local_devices().size();
-  job.progress().set_where(fmt::format("in the {} sweep at {} {}", collective.name(),
+  job.progress().set_where(fmt::format("checking {} at {} {}", collective.name(),
                                        format_bytes(static_cast<double>(counts.span() * element)),
                                        in_place ? "in place" : "out of place"));
-  Local local;
-  if (check) {
-    // Collectives that only move data check it with any operation's pattern.
-    const DataPattern pattern(o.type, collective.reduces() ? o.op : ReduceOp::sum, job.nranks());
-    for (std::size_t i = 0; i < locals; ++i) {
-      const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
-      backend.poison(i, kPoison);
-      pattern.fill(rank, counts.send, host.data());
-      backend.write(i, in_place, in_place ? counts.send_in_place * rank * element : 0, host.data(),
-                    counts.send * element);
-    }
-    backend.run(call, 1, false, false);
-    for (std::size_t i = 0; i < locals; ++i) {
-      const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
-      backend.read(i, in_place ? counts.recv_in_place * rank * element : 0, host.data(), counts.recv * element);
-      local.wrong += count_wrong_output(collective, pattern, counts, rank, job.nranks(), o.root, host.data(), element);
-    }
+  // Collectives that only move data check it with any operation's pattern.
+  const DataPattern pattern(o.type, collective.reduces() ? o.op : ReduceOp::sum, job.nranks());
+  for (std::size_t i = 0; i < locals; ++i) {
+    const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
+    backend.poison(i, kPoison);
+    pattern.fill(rank, counts.send, host.data());
+    backend.write(i, in_place, in_place ? counts.send_in_place * rank * element : 0, host.data(),
+                  counts.send * element);
   }
+  backend.run(CollectiveCall{&collective, o.type, o.op, count, o.root, in_place}, 1, false, false);
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < locals; ++i) {
+    const std::uint32_t rank = job.first_rank() + static_cast<std::uint32_t>(i);
+    backend.read(i, in_place ? counts.recv_in_place * rank * element : 0, host.data(), counts.recv * element);
+    wrong += count_wrong_output(collective, pattern, counts, rank, job.nranks(), o.root, host.data(), element);
+  }
+  return wrong;
+}
+
+Local time_once(const SweepOptions& o, Backend& backend, Job& job, std::size_t count, bool in_place) {
+  const Collective& collective = *o.collective;
+  const std::size_t element = data_type_size(o.type);
+  const CollectiveCall call{&collective, o.type, o.op, count, o.root, in_place};
+  job.progress().set_where(
+      fmt::format("in the {} sweep at {} {}", collective.name(),
+                  format_bytes(static_cast<double>(collective.counts(count, job.nranks(), element).span() * element)),
+                  in_place ? "in place" : "out of place"));
   job.barrier("the barrier before a timed run");
   // One untimed call right before the timed ones: it lines the ranks up to
-  // the collective's own precision (the barrier is a TCP round trip), and the
-  // GPUs and links idle during the host-side check wake up outside the timing
-  // (on 2 H200s the first call after such a pause took 2-3x as long).
+  // the collective's own precision (the barrier is a TCP round trip).
   backend.run(call, 1, false, false);
   const TimedRun run = backend.run(call, o.iterations, true, o.per_iteration);
+  Local local;
   local.seconds_per_iteration = run.wall_seconds / o.iterations;
   local.iteration_seconds = run.iteration_seconds;
   local.bounds_ns = run.bounds_ns;
@@ -130,6 +139,29 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
   const auto sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.factor, o.step_bytes, element);
   if (sizes.empty()) throw UsageError(fmt::format("-b/-e: no size holds a whole {} element", data_type_name(o.type)));
   backend.allocate(sizes.back());
+  std::vector<std::size_t> counts_to_run;
+  for (const auto bytes : sizes) {
+    // Below 16 bytes a rank there is nothing to move.
+    if (collective.counts(bytes / element, job.nranks(), element).param > 0) counts_to_run.push_back(bytes / element);
+  }
+  // Every check first, then every timing back to back: a host-side check
+  // leaves the GPUs idle for up to a second, and a timed run right after one
+  // was 1 % slower and twice as spread (all-gather, 512 MiB, 2 H100s).
+  std::map<std::pair<std::size_t, bool>, std::uint64_t> wrong;
+  if (o.check) {
+    std::size_t largest = 0;
+    for (const auto count : counts_to_run) {
+      largest = std::max(largest, collective.counts(count, job.nranks(), element).span());
+    }
+    std::vector<char> host(largest * element);
+    for (const auto count : counts_to_run) {
+      for (const bool in_place : {false, true}) {
+        if (!in_place || collective.in_place_checked()) {
+          wrong[{count, in_place}] = check_once(o, backend, job, count, in_place, host);
+        }
+      }
+    }
+  }
   job.progress().set_where("warming up");
   job.barrier("the barrier before warm-up");
   for (const auto bytes : {sizes.back(), sizes.front()}) {
@@ -141,23 +173,16 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
   std::string name(collective.name());
   std::replace(name.begin(), name.end(), '-', '_');
   std::uint64_t run_number = 0;
-  std::vector<char> host;
-  if (o.check) {
-    std::size_t largest = 0;
-    for (const auto bytes : sizes)
-      largest = std::max(largest, collective.counts(bytes / element, job.nranks(), element).span());
-    host.resize(largest * element);
-  }
-  for (const auto bytes : sizes) {
-    const Counts counts = collective.counts(bytes / element, job.nranks(), element);
-    if (counts.param == 0) continue;  // below 16 bytes a rank: nothing to move
+  for (const auto count : counts_to_run) {
+    const Counts counts = collective.counts(count, job.nranks(), element);
     SweepRow row;
     row.bytes = counts.span() * element;
     row.count = counts.param;
     const std::uint64_t algbw_bytes = collective.algbw_elements(counts, job.nranks()) * element;
     for (const bool in_place : {false, true}) {
-      const bool check = o.check && (!in_place || collective.in_place_checked());
-      const Local local = measure(o, backend, job, bytes / element, in_place, check, host);
+      const auto checked = wrong.find({count, in_place});
+      Local local = time_once(o, backend, job, count, in_place);
+      local.wrong = checked == wrong.end() ? 0 : checked->second;
       if (calls) {
         // One "iteration" of the file per size and mode; its calls are the timed ones.
         for (std::size_t i = 0; i < local.bounds_ns.size(); ++i) {
@@ -182,7 +207,7 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
       for (const auto& text : gathered) all.push_back(decode(text));
       auto& result = in_place ? row.in_place : row.out_of_place;
       result = combine(o, all, algbw_bytes, collective.bus_factor(job.nranks()));
-      result.checked = check;
+      result.checked = checked != wrong.end();
     }
     if (job.is_root()) on_row(row);
   }
