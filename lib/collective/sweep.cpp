@@ -146,7 +146,7 @@ void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::fun
   }
   // Every check first, then every timing back to back: a host-side check
   // leaves the GPUs idle for up to a second, and a timed run right after one
-  // was 1 % slower and twice as spread (all-gather, 512 MiB, 2 H100s).
+  // was 1 % slower and five times as spread (all-gather, 512 MiB, 2 H100s).
   std::map<std::pair<std::size_t, bool>, std::uint64_t> wrong;
   if (o.check) {
     std::size_t largest = 0;
