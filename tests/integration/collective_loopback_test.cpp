@@ -332,49 +332,53 @@ TEST_F(CollectiveLoopback, ReplayCyclesThroughSeveralRecordedSteps) {
   }
 }
 
-// A job of 2 pipeline stages of 2 tensor-parallel ranks (tp2-pp2, one trace
-// per rank): the all-reduces run in each stage's group, the activations and
-// gradients go between the stages as sends and recvs, the loss over all 4.
+// A job of 2 pipeline stages of 2 tensor-parallel ranks recorded on 4 H100s
+// (tp2-pp2, one trace per rank): the all-reduces run in each stage's group,
+// the activations and gradients go between the stages as sends and recvs, the
+// loss over all 4.
 TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
   const std::string dir = std::string(XTK_REPLAY_DATA) + "/tp2-pp2";
   const auto port = next_port();
   Ranks ranks(4, dir_, [&](std::size_t r) {
-    auto args = replay_args({"--trace", dir + "/et-rank{rank}.json", "--size-scale", "0.01", "-o", ""});
+    auto args = replay_args({"--trace", dir + "/et-rank{rank}.json.gz", "--kineto", dir + "/kineto-rank{rank}.json.gz",
+                             "--size-scale", "0.01", "-o", ""});
     if (r == 0) args.emplace_back("--json");
     return rank_argv(r, 4, port, "replay", args);
   });
   for (const auto& status : ranks.wait_all(90s)) ASSERT_EQ(status, 0) << ranks.logs();
   const auto summary = json_in(ranks.log(0))["summary"];
-  EXPECT_EQ(summary["calls"], 5);
-  EXPECT_EQ(summary["waits"], 1);
+  EXPECT_EQ(summary["calls"], 6);
+  EXPECT_EQ(summary["waits"], 2);
   EXPECT_EQ(summary["iterations"], 3);
-  const std::vector<std::vector<std::string>> expected{{"all_reduce", "send", "recv", "all_reduce", "all_reduce"},
-                                                       {"all_reduce", "send", "recv", "all_reduce", "all_reduce"},
-                                                       {"recv", "all_reduce", "send", "all_reduce", "all_reduce"},
-                                                       {"recv", "all_reduce", "send", "all_reduce", "all_reduce"}};
-  // Each call's ranks: its stage's group, the pair of a send and its recv, or the whole job.
-  const std::vector<std::vector<std::string>> expected_groups{{"0.1", "0.2", "0.2", "0.1", "all"},
-                                                              {"0.1", "1.3", "1.3", "0.1", "all"},
-                                                              {"0.2", "2.3", "0.2", "2.3", "all"},
-                                                              {"1.3", "2.3", "1.3", "2.3", "all"}};
+  // Each call as collective/ranks: its stage's group, the pair of a send and
+  // its recv, or the whole job.
+  const auto stage0 = [](const std::string& pair, const std::string& stage) {
+    return std::vector<std::string>{"all_reduce/" + stage, "all_reduce/" + stage, "send/" + pair,
+                                    "recv/" + pair,        "all_reduce/" + stage, "all_reduce/all"};
+  };
+  const auto stage1 = [](const std::string& pair) {
+    return std::vector<std::string>{"recv/" + pair,   "all_reduce/2.3", "all_reduce/2.3", "all_reduce/2.3",
+                                    "all_reduce/2.3", "send/" + pair,   "all_reduce/all"};
+  };
+  const std::vector<std::vector<std::string>> expected{stage0("0.2", "0.1"), stage0("1.3", "0.1"), stage1("0.2"),
+                                                       stage1("1.3")};
   for (std::size_t r = 0; r < 4; ++r) {
-    std::vector<std::string> names, groups;
+    std::vector<std::string> calls;
     for (const auto& row : call_rows(r)) {
       ASSERT_EQ(row.size(), 8u);
       EXPECT_EQ(row[0], std::to_string(r));
       if (row[1] != "2") continue;
-      names.push_back(row[3]);
-      groups.push_back(row[7]);
-      // 4 Mi bfloat16 activations at 1/100: 41,943 elements, 83,886 bytes; the loss one float.
-      EXPECT_EQ(row[4], names.size() == 5 ? "4" : "83886");
+      calls.push_back(row[3] + "/" + row[7]);
+      // 16 Mi bfloat16 activations at 1/100: 167,772 elements, 335,544 bytes; the loss one float.
+      EXPECT_EQ(row[4], row[7] == "all" ? "4" : "335544");
     }
-    EXPECT_EQ(names, expected[r]) << r;
-    EXPECT_EQ(groups, expected_groups[r]) << r;
+    EXPECT_EQ(calls, expected[r]) << r;
   }
   // The straggler table meets each rank only with its call's group: per
-  // iteration each rank is in 2 all-reduces of its stage, a send and a recv
-  // with its peer in the other stage, and the loss's all-reduce: 5 calls, and
-  // the job 9 (2 x 2 stage all-reduces, 2 x 2 pair calls, 1).
+  // iteration stage 0's ranks are in 3 all-reduces of their stage, stage 1's
+  // in 4; each rank in a send and a recv with its peer, and in the loss's
+  // all-reduce. The job has 12 calls an iteration: 3 + 4 stage all-reduces,
+  // 2 x 2 pair calls, 1.
   const auto result = xtk::testing::run_tool_command(
       XTK_ANALYZE_BIN, fmt::format("stragglers --json --warmup 0 {} {} {} {}", file("calls-0.csv"), file("calls-1.csv"),
                                    file("calls-2.csv"), file("calls-3.csv")));
@@ -383,10 +387,10 @@ TEST_F(CollectiveLoopback, ReplayRunsSubGroupsAndPointToPoint) {
   ASSERT_EQ(rows.size(), 4u) << result.out;
   std::uint64_t last = 0;
   for (const auto& row : rows) {
-    EXPECT_EQ(row["calls"], 3 * 5) << row;
+    EXPECT_EQ(row["calls"], row["rank"].get<int>() < 2 ? 3 * 6 : 3 * 7) << row;
     last += row["last_calls"].get<std::uint64_t>();
   }
-  EXPECT_EQ(last, 3u * 9u) << result.out;
+  EXPECT_EQ(last, 3u * 12u) << result.out;
 }
 
 // A pipeline job recorded on 2 H100s (tp1-pp2): each stage's all-reduces run
@@ -397,8 +401,8 @@ TEST_F(CollectiveLoopback, ReplayRunsARecordedPipelineJob) {
   const auto port = next_port();
   Ranks ranks(2, dir_, [&](std::size_t r) {
     return rank_argv(r, 2, port, "replay",
-                     replay_args({"--trace", dir + "/et-rank{rank}.json.gz", "--kineto", dir + "/kineto-rank{rank}.json.gz",
-                                  "--size-scale", "0.01", "-o", ""}));
+                     replay_args({"--trace", dir + "/et-rank{rank}.json.gz", "--kineto",
+                                  dir + "/kineto-rank{rank}.json.gz", "--size-scale", "0.01", "-o", ""}));
   });
   for (const auto& status : ranks.wait_all(90s)) ASSERT_EQ(status, 0) << ranks.logs();
   const std::vector<std::vector<std::string>> expected{
@@ -420,7 +424,7 @@ TEST_F(CollectiveLoopback, ReplayOfAnotherRanksSubGroupsIsAnError) {
   const auto port = next_port();
   Ranks ranks(4, dir_, [&](std::size_t r) {
     return rank_argv(r, 4, port, "replay",
-                     {"--trace", std::string(XTK_REPLAY_DATA) + "/tp2-pp2/et-rank0.json", "--iters", "1", "-o", "",
+                     {"--trace", std::string(XTK_REPLAY_DATA) + "/tp2-pp2/et-rank0.json.gz", "--iters", "1", "-o", "",
                       "--collectives-file", "", "--timeout", "20s"});
   });
   for (const auto& status : ranks.wait_all(60s)) EXPECT_EQ(status, 1) << ranks.logs();
@@ -551,7 +555,7 @@ TEST(CollectiveNccl, BuiltWhenFoundAndFailsCleanlyWithoutAGpu) {
   EXPECT_NE(backends.output.find("nccl"), std::string::npos) << backends.output;
   // -g with sends: refused before the job starts, GPU or not.
   const auto g = run_command({kBin, "replay", "--backend", "nccl", "-g", "2", "--trace",
-                              std::string(XTK_REPLAY_DATA) + "/tp2-pp2/et-rank0.json", "--rank", "0", "--world-size",
+                              std::string(XTK_REPLAY_DATA) + "/tp2-pp2/et-rank0.json.gz", "--rank", "0", "--world-size",
                               "1", "-o", "", "--collectives-file", ""},
                              10s);
   EXPECT_EQ(g.exit_status, 2) << g.output;

@@ -108,29 +108,35 @@ TEST(ReplayTrace, SeveralProfiledStepsEachKeepTheirCalls) {
   EXPECT_TRUE(trace.iterations[1].calls[1].is_wait());
 }
 
-// A 4-rank job with 2 pipeline stages of 2 tensor-parallel ranks
-// (tests/data/replay/tp2-pp2, written by hand in PyTorch's record_param_comms
-// form): each rank's calls keep their process group, and a send or recv its
-// peer's rank in that group.
+// A tensor- and pipeline-parallel job recorded on 4 H100s
+// (tests/data/replay/tp2-pp2, scripts/record-trace.py --job tp-pp): 2 stages
+// of 2 tensor-parallel ranks. Each stage all-reduces its blocks' outputs (and
+// on the way back their input gradients) in its group of 2; stage 0 sends the
+// activation to its peer in stage 1 and receives the gradient back over the
+// default group, each waited for; the loss is all-reduced over all 4.
 TEST(ReplayTrace, SubGroupsAndPointToPointKeepTheirGroupsAndPeers) {
   const std::string dir = std::string(XTK_REPLAY_DATA) + "/tp2-pp2";
-  constexpr std::size_t kActivation = 4 << 20;
+  constexpr std::size_t kActivation = 4096 * 4096;
+  const std::vector<std::uint32_t> job{0, 1, 2, 3};
   struct Call {
     const char* name;
     std::vector<std::uint32_t> ranks;
     std::uint32_t peer;
   };
-  const std::vector<std::vector<Call>> expected{
-      {{"all-reduce", {0, 1}, 0}, {"send", {0, 2}, 1}, {"recv", {0, 2}, 1}, {"wait", {}, 0}, {"all-reduce", {0, 1}, 0}},
-      {{"all-reduce", {0, 1}, 0}, {"send", {1, 3}, 1}, {"recv", {1, 3}, 1}, {"wait", {}, 0}, {"all-reduce", {0, 1}, 0}},
-      {{"recv", {0, 2}, 0}, {"wait", {}, 0}, {"all-reduce", {2, 3}, 0}, {"send", {0, 2}, 0}, {"all-reduce", {2, 3}, 0}},
-      {{"recv", {1, 3}, 0},
-       {"wait", {}, 0},
-       {"all-reduce", {2, 3}, 0},
-       {"send", {1, 3}, 0},
-       {"all-reduce", {2, 3}, 0}}};
+  const auto stage0 = [&](std::uint32_t peer) {
+    return std::vector<Call>{{"all-reduce", {0, 1}, 0}, {"all-reduce", {0, 1}, 0}, {"send", job, peer},
+                             {"wait", {}, 0},           {"recv", job, peer},       {"wait", {}, 0},
+                             {"all-reduce", {0, 1}, 0}};
+  };
+  const auto stage1 = [&](std::uint32_t peer) {
+    return std::vector<Call>{
+        {"recv", job, peer},       {"wait", {}, 0},           {"all-reduce", {2, 3}, 0}, {"all-reduce", {2, 3}, 0},
+        {"all-reduce", {2, 3}, 0}, {"all-reduce", {2, 3}, 0}, {"send", job, peer},       {"wait", {}, 0}};
+  };
+  const std::vector<std::vector<Call>> expected{stage0(2), stage0(3), stage1(0), stage1(1)};
   for (std::uint32_t rank = 0; rank < 4; ++rank) {
-    const auto trace = read_recorded_trace(fmt::format("{}/et-rank{}.json", dir, rank), "");
+    const auto trace = read_recorded_trace(fmt::format("{}/et-rank{}.json.gz", dir, rank),
+                                           fmt::format("{}/kineto-rank{}.json.gz", dir, rank));
     ASSERT_EQ(trace.iterations.size(), 1u);
     const auto& calls = trace.iterations.front().calls;
     ASSERT_EQ(calls.size(), expected[rank].size() + 1);
@@ -152,7 +158,7 @@ TEST(ReplayTrace, SubGroupsAndPointToPointKeepTheirGroupsAndPeers) {
       }
     }
     // The loss, all-reduced over the whole job.
-    EXPECT_EQ(calls.back().group.ranks(), (std::vector<std::uint32_t>{0, 1, 2, 3}));
+    EXPECT_EQ(calls.back().group.ranks(), job);
     EXPECT_EQ(calls.back().type, DataType::float32);
   }
 }
@@ -169,9 +175,9 @@ TEST(ReplayTrace, RecordedPipelineJobKeepsItsGroupsAndPeers) {
     const char* name;
     std::vector<std::uint32_t> ranks;
   };
-  const std::vector<Call> stage0{{"all-reduce", {0}}, {"all-reduce", {0}}, {"send", {0, 1}}, {"wait", {}},
+  const std::vector<Call> stage0{{"all-reduce", {0}}, {"all-reduce", {0}}, {"send", {0, 1}},   {"wait", {}},
                                  {"recv", {0, 1}},    {"wait", {}},        {"all-reduce", {0}}};
-  const std::vector<Call> stage1{{"recv", {0, 1}},     {"wait", {}},        {"all-reduce", {1}}, {"all-reduce", {1}},
+  const std::vector<Call> stage1{{"recv", {0, 1}},    {"wait", {}},        {"all-reduce", {1}}, {"all-reduce", {1}},
                                  {"all-reduce", {1}}, {"all-reduce", {1}}, {"send", {0, 1}},    {"wait", {}}};
   for (std::uint32_t rank = 0; rank < 2; ++rank) {
     const auto trace = read_recorded_trace(fmt::format("{}/et-rank{}.json.gz", dir, rank),
