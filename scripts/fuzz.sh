@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (tests/fuzz) with clang and runs each one for a
 # while from a copy of its seed corpus.
 #
-#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files and fuzz_dissector, 30 s each
+#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector and fuzz_replay_trace, 30 s each
 #   FUZZ_SECONDS=300 scripts/fuzz.sh fuzz_cdf
 #
 # Prints "fuzz <name>: <runs> runs, ok" per target. On a crash it prints the
@@ -15,7 +15,7 @@ seconds=${FUZZ_SECONDS:-30}
 jobs=${FUZZ_JOBS:-2}
 build=$root/build/fuzz
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector)
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector fuzz_replay_trace)
 
 if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz.sh: FUZZ_SECONDS must be a positive whole number of seconds, not '$seconds'" >&2
@@ -23,8 +23,8 @@ if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
 fi
 for t in "${targets[@]}"; do
   case $t in
-    fuzz_cdf | fuzz_schedule | fuzz_run_files | fuzz_dissector) ;;
-    *) echo "fuzz.sh: unknown target '$t' (fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector)" >&2; exit 2 ;;
+    fuzz_cdf | fuzz_schedule | fuzz_run_files | fuzz_dissector | fuzz_replay_trace) ;;
+    *) echo "fuzz.sh: unknown target '$t' (fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector, fuzz_replay_trace)" >&2; exit 2 ;;
   esac
 done
 for tool in clang clang++ cmake; do
@@ -39,7 +39,7 @@ trap '[[ $keep == 1 ]] || rm -rf "$tmp"' EXIT
 # libFuzzer's main; tests/fuzz/CMakeLists.txt links libFuzzer into the targets.
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 if ! CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DXTK_FUZZ=ON -DXTK_TESTS=OFF -DCMAKE_CXX_FLAGS="$flags" >"$tmp/configure.log" 2>&1; then
+    -DXTK_FUZZ=ON -DXTK_TESTS=OFF -DXTK_NCCL=OFF -DCMAKE_CXX_FLAGS="$flags" >"$tmp/configure.log" 2>&1; then
   cat "$tmp/configure.log" >&2
   echo "fuzz.sh: configuring $build failed" >&2
   exit 2

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <stdexcept>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -19,6 +22,11 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
+constexpr std::uint32_t kMaxGroupRanks = 1U << 20;
+// Kineto times are µs since the host's boot or the epoch; a kernel of more
+// than 1000 s is not a profiled step's (and sums of them stay in range).
+constexpr double kMaxTraceUs = 1e17;
+constexpr double kMaxKernelUs = 1e9;
 
 // c10d's collective names (record_param_comms' "collective_name") and ours.
 struct TorchName {
@@ -54,11 +62,27 @@ DataType torch_type(std::string_view name, const std::string& where) {
   return it->second;
 }
 
-json parse_json(const std::string& path, const std::string& what) {
-  const std::string text = read_maybe_gzip(path, what);
+json parse_json(const std::string& text, const std::string& path, const std::string& what) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) throw InputError(path, 0, fmt::format("not a JSON document ({})", what));
   return j;
+}
+
+// A value of the wrong kind deep in a file, for naming_the_file to name it.
+struct Malformed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A JSON value of the wrong type deep in a file is that file's error.
+template <typename F>
+auto naming_the_file(const std::string& path, const std::string& what, F&& read) {
+  try {
+    return read();
+  } catch (const json::exception& e) {
+    throw InputError(path, 0, fmt::format("not {}: {}", what, e.what()));
+  } catch (const Malformed& e) {
+    throw InputError(path, 0, fmt::format("not {}: {}", what, e.what()));
+  }
 }
 
 // One ET node's "attrs" as name -> value.
@@ -72,13 +96,32 @@ std::map<std::string, json> attributes(const json& node) {
   return out;
 }
 
+// A whole number that fits T; nlohmann's get<T>() would cast a float or a
+// larger number without a word. Only int64_t among the signed types.
+template <typename T>
+T whole(const json& value, std::string_view name) {
+  bool fits = false;
+  if (value.is_number_unsigned()) {
+    fits = value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  } else if (value.is_number_integer()) {
+    fits = std::is_signed_v<T>;
+  }
+  if (!fits) throw Malformed(fmt::format("\"{}\" is {}, not a whole number that fits", name, value.dump()));
+  return value.is_number_unsigned() ? static_cast<T>(value.get<std::uint64_t>())
+                                    : static_cast<T>(value.get<std::int64_t>());
+}
+
 template <typename T>
 T attribute(const std::map<std::string, json>& attrs, const std::string& name, const std::string& where) {
   const auto it = attrs.find(name);
   if (it == attrs.end()) throw InputError(where, 0, fmt::format("no attribute \"{}\"", name));
   try {
-    return it->second.get<T>();
-  } catch (const json::exception&) {
+    if constexpr (std::is_integral_v<T>) {
+      return whole<T>(it->second, name);
+    } else {
+      return it->second.get<T>();
+    }
+  } catch (const std::exception&) {
     throw InputError(where, 0, fmt::format("attribute \"{}\" has the wrong type: {}", name, it->second.dump()));
   }
 }
@@ -95,7 +138,7 @@ Counts call_counts(const Collective& c, std::uint64_t in, std::uint64_t out, std
 
 RecordedCall read_call(const json& node, const std::string& path) {
   RecordedCall call;
-  call.node = node.value("id", std::uint64_t{0});
+  call.node = whole<std::uint64_t>(node.at("id"), "id");
   const std::string where = fmt::format("{} (node {})", path, call.node);
   const auto attrs = attributes(node);
   call.rf_id = attribute<std::uint64_t>(attrs, "rf_id", where);
@@ -127,6 +170,13 @@ RecordedCall read_call(const json& node, const std::string& path) {
                                  call.torch_name, call.group.name, stride));
   }
   call.group.stride = static_cast<std::uint32_t>(stride);
+  // c10d's groups hold ranks of one job: no more than a 32-bit rank can name.
+  if (call.group.size == 0 || call.group.size > kMaxGroupRanks ||
+      call.group.start + std::uint64_t{call.group.size - 1} * call.group.stride > UINT32_MAX) {
+    throw InputError(where, 0,
+                     fmt::format("process group '{}' of {} ranks from {} by {} does not fit a job", call.group.name,
+                                 call.group.size, call.group.start, call.group.stride));
+  }
   const auto in = attribute<std::uint64_t>(attrs, "in_msg_nelems", where);
   const auto out = attribute<std::uint64_t>(attrs, "out_msg_nelems", where);
   call.counts = call_counts(*call.collective, std::max<std::uint64_t>(in, call.torch_name == "barrier" ? 1 : 0),
@@ -134,7 +184,8 @@ RecordedCall read_call(const json& node, const std::string& path) {
   if (call.collective->rooted() || call.collective->point_to_point()) {
     // record_param_comms' fourth input is the root of a rooted collective, the peer of a send or recv.
     const char* what = call.collective->rooted() ? "root" : "peer";
-    const auto& values = node["inputs"]["values"];
+    const auto inputs = node.find("inputs");
+    const json values = inputs != node.end() && inputs->is_object() ? inputs->value("values", json()) : json();
     if (!values.is_array() || values.size() < 4 || !values[3].is_number_integer()) {
       throw InputError(where, 0, fmt::format("{} without its {} (the fourth input)", call.torch_name, what));
     }
@@ -149,8 +200,8 @@ RecordedCall read_call(const json& node, const std::string& path) {
 }
 
 // The collectives of every ProfilerStep, in execution order (node ids).
-std::vector<RecordedIteration> read_execution_trace(const std::string& path) {
-  const json et = parse_json(path, "an execution trace");
+std::vector<RecordedIteration> read_execution_trace(const std::string& text, const std::string& path) {
+  const json et = parse_json(text, path, "an execution trace");
   if (!et.is_object() || !et.contains("nodes") || !et["nodes"].is_array()) {
     throw InputError(path, 0, "not an execution trace: no \"nodes\" array (torch.profiler.ExecutionTraceObserver's)");
   }
@@ -160,7 +211,7 @@ std::vector<RecordedIteration> read_execution_trace(const std::string& path) {
     if (!node.is_object() || !node.contains("id") || !node["id"].is_number_unsigned()) {
       throw InputError(path, 0, "a node without a numeric \"id\"");
     }
-    const auto id = node["id"].get<std::uint64_t>();
+    const auto id = whole<std::uint64_t>(node["id"], "id");
     const std::string name = node.value("name", "");
     if (name.starts_with(kStepPrefix)) steps[id] = name;
     if (name == "record_param_comms") comms[id] = &node;
@@ -195,8 +246,8 @@ std::int64_t us_to_ns(double us) { return static_cast<std::int64_t>(std::llround
 // the busy time of the compute kernels whose launch (CPU) came after the
 // previous call's and before its own. Busy time, not wall time: the
 // profiler slows the CPU side, and gaps it opens are not the job's.
-void add_compute_times(std::vector<RecordedIteration>& iterations, const std::string& path) {
-  const json trace = parse_json(path, "a Kineto trace");
+void add_compute_times(std::vector<RecordedIteration>& iterations, const std::string& text, const std::string& path) {
+  const json trace = parse_json(text, path, "a Kineto trace");
   if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
     throw InputError(path, 0, "not a Kineto trace: no \"traceEvents\" array (torch.profiler's export_chrome_trace)");
   }
@@ -214,11 +265,12 @@ void add_compute_times(std::vector<RecordedIteration>& iterations, const std::st
     const std::string name = e.value("name", "");
     const json args = e.value("args", json::object());
     if (cat == "cuda_runtime" || cat == "cuda_driver") {
-      if (args.contains("correlation")) launch_us[args["correlation"].get<std::uint64_t>()] = e["ts"].get<double>();
+      if (args.contains("correlation"))
+        launch_us[whole<std::uint64_t>(args["correlation"], "correlation")] = e["ts"].get<double>();
     } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
       kernel_events.push_back(&e);
     } else if (cat == "cpu_op" && name == "record_param_comms" && args.contains("Record function id")) {
-      call_us[args["Record function id"].get<std::uint64_t>()] = e["ts"].get<double>();
+      call_us[whole<std::uint64_t>(args["Record function id"], "Record function id")] = e["ts"].get<double>();
     } else if (cat == "user_annotation" && name.starts_with(kStepPrefix)) {
       const double ts = e["ts"].get<double>();
       step_us[name] = {ts, ts + e.value("dur", 0.0)};
@@ -226,11 +278,19 @@ void add_compute_times(std::vector<RecordedIteration>& iterations, const std::st
   }
   std::vector<Kernel> kernels;
   for (const json* e : kernel_events) {
-    const auto correlation = e->value("args", json::object()).value("correlation", std::uint64_t{0});
+    const json args = e->value("args", json::object());
+    const auto correlation =
+        args.contains("correlation") ? whole<std::uint64_t>(args["correlation"], "correlation") : 0;
     const auto launch = launch_us.find(correlation);
     if (launch == launch_us.end()) continue;  // launched before the profiler started
     const double start = (*e)["ts"].get<double>();
-    kernels.push_back({launch->second, start, start + e->value("dur", 0.0), e->value("name", "").starts_with("nccl")});
+    const double duration = e->value("dur", 0.0);
+    if (!(duration >= 0 && duration < kMaxKernelUs && std::abs(start) < kMaxTraceUs)) {
+      throw InputError(path, 0,
+                       fmt::format("kernel '{}' at {} µs lasts {} µs: not a time this trace can hold",
+                                   e->value("name", ""), start, duration));
+    }
+    kernels.push_back({launch->second, start, start + duration, e->value("name", "").starts_with("nccl")});
   }
   std::sort(kernels.begin(), kernels.end(), [](const Kernel& a, const Kernel& b) { return a.launch_us < b.launch_us; });
 
@@ -311,10 +371,24 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what) {
   return text;
 }
 
-RecordedTrace read_recorded_trace(const std::string& et_path, const std::string& kineto_path) {
-  RecordedTrace trace{et_path, kineto_path, read_execution_trace(et_path)};
-  if (!kineto_path.empty()) add_compute_times(trace.iterations, kineto_path);
+RecordedTrace parse_recorded_trace(const std::string& et_text, const std::string& et_path,
+                                   const std::string& kineto_text, const std::string& kineto_path) {
+  RecordedTrace trace{et_path, kineto_path, naming_the_file(et_path, "an execution trace", [&] {
+                        return read_execution_trace(et_text, et_path);
+                      })};
+  if (!kineto_path.empty()) {
+    naming_the_file(kineto_path, "a Kineto trace", [&] {
+      add_compute_times(trace.iterations, kineto_text, kineto_path);
+      return 0;
+    });
+  }
   return trace;
+}
+
+RecordedTrace read_recorded_trace(const std::string& et_path, const std::string& kineto_path) {
+  const std::string et = read_maybe_gzip(et_path, "an execution trace");
+  return parse_recorded_trace(et, et_path, kineto_path.empty() ? "" : read_maybe_gzip(kineto_path, "a Kineto trace"),
+                              kineto_path);
 }
 
 }  // namespace xtk::collective

@@ -22,7 +22,7 @@
 namespace xtk::collective {
 
 // A c10d process group as the trace names it: ranks start, start + stride, ...
-// (stride 0 for a group of one rank).
+// (c10d leaves the stride out for a group of one rank: 1 here).
 struct ProcessGroup {
   std::string name, description;
   std::uint32_t start = 0, stride = 1, size = 0;
@@ -60,6 +60,10 @@ struct RecordedTrace {
 // is set. Throws InputError naming the file (and the node) when a file is not
 // what it should be, or a collective is one xtk cannot replay.
 RecordedTrace read_recorded_trace(const std::string& et_path, const std::string& kineto_path);
+
+// The same from the files' texts (uncompressed); the paths name them in errors.
+RecordedTrace parse_recorded_trace(const std::string& et_text, const std::string& et_path,
+                                   const std::string& kineto_text, const std::string& kineto_path);
 
 // A file's whole text, gunzipped when it is gzip-compressed.
 std::string read_maybe_gzip(const std::string& path, const std::string& what);

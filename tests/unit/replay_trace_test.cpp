@@ -249,6 +249,32 @@ TEST(ReplayTrace, ErrorsNameTheFileAndTheNode) {
               read_recorded_trace(write("peer.json", call("send", 1, 2)), "");
             }).find("peer.json (node 2): send with peer 2 in process group '5' of 2 ranks"),
             std::string::npos);
+  // Values of the wrong kind deep in a file: a float where c10d writes a whole
+  // number, a string id, a kernel of negative length.
+  const auto float_size = fmt::format(R"({{"nodes": [{{"id": 1, "name": "ProfilerStep#0"}},
+      {{"id": 2, "name": "record_param_comms", "attrs": [{{"name": "rf_id", "value": 7}},
+        {{"name": "collective_name", "value": "allreduce"}}, {{"name": "dtype", "value": "Float"}},
+        {{"name": "in_msg_nelems", "value": 8.5}}, {{"name": "out_msg_nelems", "value": 8}},
+        {{"name": "pg_name", "value": "0"}}, {{"name": "global_rank_start", "value": 0}},
+        {{"name": "global_rank_stride", "value": 1}}, {{"name": "pg_size", "value": 2}}]}}]}})");
+  EXPECT_NE(error_of([&] {
+              parse_recorded_trace(float_size, "float.json", "", "");
+            }).find("float.json (node 2): attribute \"in_msg_nelems\" has the wrong type: 8.5"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              parse_recorded_trace(R"({"nodes": [{"id": "1", "name": "ProfilerStep#0"}]})", "id.json", "", "");
+            }).find("id.json: a node without a numeric \"id\""),
+            std::string::npos);
+  const auto step = fmt::format(R"({{"traceEvents": [
+      {{"cat": "user_annotation", "name": "ProfilerStep#0", "ts": 0, "dur": 100}},
+      {{"cat": "cpu_op", "name": "record_param_comms", "ts": 50, "args": {{"Record function id": 7}}}},
+      {{"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 10, "args": {{"correlation": {}}}}},
+      {{"cat": "kernel", "name": "gemm", "ts": 20, "dur": {}, "args": {{"correlation": 1}}}}]}})",
+                                "1", "-5");
+  EXPECT_NE(error_of([&] {
+              parse_recorded_trace(call("allreduce", 1, 0), "et.json", step, "k.json");
+            }).find("k.json: kernel 'gemm' at 20 µs lasts -5 µs"),
+            std::string::npos);
   EXPECT_NE(error_of([&] {
               read_recorded_trace(kDir + "/et-rank0.json.gz", no_nodes);
             }).find("no ProfilerStep#2 in the Kineto trace"),
