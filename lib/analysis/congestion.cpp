@@ -70,15 +70,27 @@ CongestionPoint find_congestion_point(const std::vector<double>& x, const std::v
     cp.status = "only the last step is congested: a tangent needs 2 points";
     return cp;
   }
-  cp.tangent = fit_line(x, y, flat, flat + cp.tangent_points);
-  if (!(cp.tangent.slope > cp.flat.slope)) {
+  // The first congested step lies above the flat line by more than the
+  // tolerance, so the knee is past the flat region. A tangent that falls, or
+  // meets the flat line far back inside that region (two noisy congested
+  // steps at about one time), takes the next congested step too, while there
+  // is one.
+  const double earliest = x[flat - 1] - 2 * min_span;
+  bool rises = false;
+  while (true) {
+    cp.tangent = fit_line(x, y, flat, flat + cp.tangent_points);
+    rises = cp.tangent.slope > cp.flat.slope;
+    if (rises) cp.intersection_x = (cp.flat.intercept - cp.tangent.intercept) / (cp.tangent.slope - cp.flat.slope);
+    if ((rises && cp.intersection_x >= earliest) || flat + cp.tangent_points == n) break;
+    ++cp.tangent_points;
+  }
+  if (!rises) {
     cp.status = "the congested steps do not rise faster than the flat line";
     return cp;
   }
-  cp.intersection_x = (cp.flat.intercept - cp.tangent.intercept) / (cp.tangent.slope - cp.flat.slope);
-  // A tangent barely steeper than the flat line meets it far back, among
-  // steps the flat region holds: no knee there to report.
-  if (cp.intersection_x < x[flat - 1] - 2 * min_span) {
+  // Even through every congested step the line is barely steeper than the
+  // flat one: a curve that only bends, with no knee to report.
+  if (cp.intersection_x < earliest) {
     cp.status = fmt::format(
         "the congested steps rise too gently: their line meets the flat line at {:.3g}; inside the flat region "
         "(up to {:.3g})",

@@ -38,7 +38,7 @@ void add_flags(CLI::App& app, TablesFlags& f) {
       ->capture_default_str();
   app.add_option("--tangent-points", f.tangent_points,
                  "congestion point: congested steps the tangent goes through at least (more while they span less "
-                 "than half the median load step)")
+                 "than half the median load step, or the line falls or meets the flat line inside the flat region)")
       ->capture_default_str();
   app.add_option("--fit-n", f.fit_n, "fit exponent n: auto (best R^2 of 1, 0.5, 2) or one of them")
       ->capture_default_str();

@@ -98,4 +98,24 @@ TEST(AnalysisCongestion, TangentSpansMoreThanOneLoad) {
   EXPECT_EQ(find_congestion_point({0, 1, 2, 3, 4}, {100, 100, 100, 150, 200}, {}).tangent_points, 2u);
 }
 
+TEST(AnalysisCongestion, TangentTakesTheNextStepWhenItMeetsInsideTheFlatRegion) {
+  // demo-fine's consistent series (Gbit/s, ms): the first two congested steps
+  // (0.608, 0.658) are 12 % above the flat region and 0.5 % apart in time; the
+  // line through them met the flat line at -1.59, so no point was reported.
+  const std::vector<double> x{0, 0.193, 0.404, 0.483, 0.510, 0.522, 0.608, 0.658, 0.724, 0.848};
+  const std::vector<double> y{822.6, 829.7, 840.8, 851.6, 855.1, 845.2, 956.0, 961.1, 1181.8, 2233.9};
+  const auto cp = find_congestion_point(x, y, {});
+  ASSERT_TRUE(cp.ok()) << cp.status;
+  EXPECT_EQ(cp.flat_points, 6u);
+  EXPECT_EQ(cp.tangent_points, 3u);
+  EXPECT_GT(cp.intersection_x, 0.522);
+  EXPECT_LT(cp.intersection_x, 0.608);
+  // A falling pair is the same noise: the next step decides.
+  const auto fall = find_congestion_point({0, 1, 2, 3, 4, 5}, {100, 100, 100, 150, 148, 300}, {});
+  ASSERT_TRUE(fall.ok()) << fall.status;
+  EXPECT_EQ(fall.tangent_points, 3u);
+  EXPECT_GT(fall.intersection_x, 2);
+  EXPECT_LT(fall.intersection_x, 3);
+}
+
 }  // namespace xtk::analysis

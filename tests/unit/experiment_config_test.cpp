@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "core/error.hpp"
 #include "experiment/config.hpp"
 #include "experiment/plan.hpp"
@@ -99,6 +102,28 @@ TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
   EXPECT_DOUBLE_EQ(totals.params, 1579530);
   EXPECT_DOUBLE_EQ(totals.bytes_per_param, 4);
   EXPECT_DOUBLE_EQ(totals.compute_ms, 60);
+}
+
+// Every config shipped in configs/experiments loads and plans its steps: a
+// key renamed in the reader, or a model profile renamed, fails here rather
+// than at a user's first run.
+TEST(ExperimentConfig, ShippedConfigsLoadAndPlan) {
+  std::size_t configs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(XTK_CONFIG_DIR) + "/experiments")) {
+    if (entry.path().extension() != ".toml") continue;
+    ++configs;
+    const std::string path = entry.path().string();
+    SCOPED_TRACE(path);
+    ExperimentConfig c;
+    ASSERT_NO_THROW(c = load_experiment_config(path));
+    const auto steps = plan_steps(c, "exp");
+    EXPECT_EQ(steps.size(),
+              c.training.models.size() *
+                  (1 + c.cross_traffic.profiles.size() * static_cast<std::size_t>(std::count_if(
+                                                             c.cross_traffic.loads.begin(), c.cross_traffic.loads.end(),
+                                                             [](double load) { return load > 0; }))));
+  }
+  EXPECT_GE(configs, 5u);
 }
 
 }  // namespace xtk
