@@ -4,6 +4,7 @@
 #   bash bench/gpu/run.sh BUNDLE OUT check        # bench/gpu/check.toml; then the same with P2P/SHM on (must fail)
 #   bash bench/gpu/run.sh BUNDLE OUT experiment   # configs/experiments/gpu-netns.toml
 #   bash bench/gpu/run.sh BUNDLE OUT fidelity     # DDP ResNet-50 vs the emulator at its compute time
+#   bash bench/gpu/run.sh BUNDLE OUT sockets      # bench/gpu/sockets.toml: NCCL's socket defaults, then 2 x 4 sockets
 #
 # Each run's directory (tables, plots, step logs) lands in OUT. NCCL_NVLS_ENABLE=0 throughout.
 set -euo pipefail
@@ -44,8 +45,14 @@ fidelity)
   xtk-run bench/gpu/ddp-fidelity.toml -o "$out/ddp" || echo "ddp: xtk-run exited $?"
   xtk-run "$out/emulator-fidelity.toml" -o "$out/emulator" || echo "emulator: xtk-run exited $?"
   ;;
+sockets)
+  xtk-run bench/gpu/sockets.toml -o "$out/sockets-default" || echo "sockets-default: xtk-run exited $?"
+  sed 's/^startup = "5s"/&\nenv = { NCCL_SOCKET_NTHREADS = "2", NCCL_NSOCKS_PERTHREAD = "4" }/; s/^name = .*/name = "gpu-sockets-8"/' \
+    bench/gpu/sockets.toml >"$out/sockets-8.toml"
+  xtk-run "$out/sockets-8.toml" -o "$out/sockets-8" || echo "sockets-8: xtk-run exited $?"
+  ;;
 *)
-  echo "run.sh: unknown run '$what' (check, experiment or fidelity)" >&2
+  echo "run.sh: unknown run '$what' (check, experiment, fidelity or sockets)" >&2
   exit 2
   ;;
 esac
