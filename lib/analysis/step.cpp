@@ -94,7 +94,19 @@ double counter_load_bps(std::string_view content, const std::string& path, std::
                                  "port_rcv_data)",
                                  counter));
   }
-  double bytes = 0, seconds = 0;
+  const auto in_window = counter_increase_in(content, path, source, counter, window);
+  if (!(in_window.seconds > 0)) {
+    throw InputError(path, 0,
+                     fmt::format("no usable samples of {} {} inside the iterations' window {} (two samples, neither "
+                                 "slow, are needed around each interval)",
+                                 source, counter, window_text(window)));
+  }
+  return in_window.increase * unit * 8 / in_window.seconds;
+}
+
+CounterIncrease counter_increase_in(std::string_view content, const std::string& path, std::string_view source,
+                                    std::string_view counter, Window window) {
+  CounterIncrease out;
   bool have_previous = false;
   CounterSample previous;
   read_counters(content, path, [&](const CounterSample& s) {
@@ -104,20 +116,14 @@ double counter_load_bps(std::string_view content, const std::string& path, std::
       if (delta) {
         const double share = overlap_ns(previous.realtime_ns, s.realtime_ns, window.start_ns, window.end_ns) /
                              static_cast<double>(s.realtime_ns - previous.realtime_ns);
-        bytes += share * static_cast<double>(*delta) * unit;
-        seconds += share * static_cast<double>(s.t_ns - previous.t_ns) * 1e-9;
+        out.increase += share * static_cast<double>(*delta);
+        out.seconds += share * static_cast<double>(s.t_ns - previous.t_ns) * 1e-9;
       }
     }
     previous = s;
     have_previous = true;
   });
-  if (!(seconds > 0)) {
-    throw InputError(path, 0,
-                     fmt::format("no usable samples of {} {} inside the iterations' window {} (two samples, neither "
-                                 "slow, are needed around each interval)",
-                                 source, counter, window_text(window)));
-  }
-  return bytes * 8 / seconds;
+  return out;
 }
 
 void TraceBins::add(std::string_view content, const std::string& path, bool cross) {
@@ -358,13 +364,21 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     step.measured_load_bps = idle ? 0.0 : info.load_bps;
     step.load_source = idle ? LoadSource::none : LoadSource::requested;
   }
-  step.wire_tx_bytes_per_iter = kNaN;
+  step.wire_tx_bytes_per_iter = step.tcp_retransmits_per_iter = step.tcp_timeouts_per_iter = kNaN;
   if (!info.training_counters.empty() && !step.iter_us.empty()) {
     const auto& nic = info.training_nic;
-    const double bps = counter_load_bps(read_text_file(info.training_counters, "counters"), info.training_counters,
-                                        nic.source, nic.counter, step.window);
+    const std::string counters = read_text_file(info.training_counters, "counters");
     const double window_s = static_cast<double>(step.window.end_ns - step.window.start_ns) * 1e-9;
-    step.wire_tx_bytes_per_iter = bps / 8 * window_s / static_cast<double>(step.iter_us.size());
+    const double iterations = static_cast<double>(step.iter_us.size());
+    const double bps = counter_load_bps(counters, info.training_counters, nic.source, nic.counter, step.window);
+    step.wire_tx_bytes_per_iter = bps / 8 * window_s / iterations;
+    // Over the part of the window the samples cover, scaled to all of it, as the bytes are.
+    const auto per_iter = [&](std::string_view name) {
+      const auto c = counter_increase_in(counters, info.training_counters, kTcpCounterSource, name, step.window);
+      return c.seconds > 0 ? c.increase / c.seconds * window_s / iterations : kNaN;
+    };
+    step.tcp_retransmits_per_iter = per_iter(kTcpRetransmits);
+    step.tcp_timeouts_per_iter = per_iter(kTcpTimeouts);
   }
   if (!info.collectives.empty()) {
     auto s = read_stragglers(info.collectives, info.ranks, options.warmup);

@@ -42,6 +42,9 @@ struct Step {
   double bytes_per_rank_iter = 0;  // mean of the iterations' `bytes`; NaN when all are 0
   // The training NIC's bytes over the window per iteration; NaN without its counters.
   double wire_tx_bytes_per_iter = 0;
+  // Its host's TCP retransmitted segments and retransmission timeouts per
+  // iteration; NaN where the counters file lacks them (runs before they were sampled).
+  double tcp_retransmits_per_iter = 0, tcp_timeouts_per_iter = 0;
   double measured_load_bps = 0;
   LoadSource load_source = LoadSource::none;
   std::vector<NodeBandwidth> nodes;      // from training trace bins, sorted by node
@@ -82,6 +85,16 @@ Step load_step(const StepInfo& info, const StepOptions& options);
 // (formats/counters.hpp) decides; a reset's interval is left out.
 double counter_load_bps(std::string_view content, const std::string& path, std::string_view source,
                         std::string_view counter, Window window);
+
+// The increase of a cumulative counter over the window, counted as
+// counter_load_bps counts its intervals, and the seconds those intervals
+// cover (0 when the file has no usable samples of it there).
+struct CounterIncrease {
+  double increase = 0;
+  double seconds = 0;
+};
+CounterIncrease counter_increase_in(std::string_view content, const std::string& path, std::string_view source,
+                                    std::string_view counter, Window window);
 
 // Trace bins of a step, each file of one traffic class: the cross traffic, or
 // the training job's traffic. Only bins inside the window count (a bin partly

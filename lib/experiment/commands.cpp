@@ -84,10 +84,10 @@ std::vector<std::string> client_command(const ExperimentConfig& c, const std::st
   return tool_command("xtk-client", to_arguments(f));
 }
 
-std::vector<std::string> counters_command(const std::string& interface, const std::string& period,
+std::vector<std::string> counters_command(const std::vector<std::string>& sources, const std::string& period,
                                           const std::string& out) {
   capture::CounterFlags f;
-  f.sources = {"net:" + interface};
+  f.sources = sources;
   f.period = period;
   f.out = out;
   return tool_command("xtk-log", to_arguments(f));

@@ -27,8 +27,9 @@ std::vector<std::string> client_command(const ExperimentConfig& config, const st
                                         const std::string& dst, const std::string& address, std::uint16_t port,
                                         const std::string& records, std::int64_t start_realtime_ns);
 
-// xtk-log counters sampling `interface`'s net counters every `period` into `out`.
-std::vector<std::string> counters_command(const std::string& interface, const std::string& period,
+// xtk-log counters sampling `sources` (xtk-log's --source: net:eth0, snmp=Tcp:RetransSegs, ...)
+// every `period` into `out`.
+std::vector<std::string> counters_command(const std::vector<std::string>& sources, const std::string& period,
                                           const std::string& out);
 
 // xtk-log capture --summarize of the packets on `interface` that match `filter`, binned into `out`.

@@ -91,7 +91,8 @@ class Step {
       if (!c_.capture.counter_period.empty()) {
         // Only cross traffic leaves the sender (B) or reaches the receiver (A): its NIC counts it alone.
         const std::size_t host = c_.configuration == Configuration::B ? sender() : receiver();
-        start({"counters", host, counters_command(ex_.interface(host), c_.capture.counter_period, file("counters.csv")),
+        start({"counters", host,
+               counters_command({"net:" + ex_.interface(host)}, c_.capture.counter_period, file("counters.csv")),
                file("counters.log"), nullptr});
       }
       if (c_.capture.summarize) {
@@ -112,10 +113,15 @@ class Step {
     }
     if (!c_.capture.counter_period.empty()) {
       // The last rank's host carries only the ring (in A and in B): its NIC
-      // counts the training's bytes on the wire. Bytes per iteration need no
-      // fine period, and a 2-core testbed feels every sampler.
+      // counts the training's bytes on the wire, and its TCP counters the
+      // retransmissions and timeouts of the ring's traffic into rank 0 (through
+      // the bottleneck). Counts per iteration need no fine period, and a
+      // 2-core testbed feels every sampler.
       start({"counters (training)", training_nic_host(),
-             counters_command(ex_.interface(training_nic_host()), "10ms", file("counters_training.csv")),
+             counters_command({"net:" + ex_.interface(training_nic_host()),
+                               fmt::format("{}={},{}", analysis::kTcpCounterSource, analysis::kTcpRetransmits,
+                                           analysis::kTcpTimeouts)},
+                              "10ms", file("counters_training.csv")),
              file("counters_training.log"), nullptr});
     }
     const std::uint16_t master_port = static_cast<std::uint16_t>(29500 + plan_.seed % 1000);

@@ -71,7 +71,7 @@ TEST_F(Roles, ServerAndClientRunTheStepsArgv) {
 }
 
 TEST_F(Roles, CounterSamplerRunsTheStepsArgv) {
-  ChildProcess counters(counters_command("lo", "1ms", file("counters.csv")), file("counters.log"));
+  ChildProcess counters(counters_command({"net:lo"}, "1ms", file("counters.csv")), file("counters.log"));
   std::this_thread::sleep_for(500ms);
   counters.signal(SIGINT);
   ASSERT_EQ(counters.wait(10s), 0) << read(file("counters.log"));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -185,6 +186,14 @@ TEST_F(Experiment, CommandModeRunsAScriptPerRank) {
   const double wire = std::stod(values[column]);
   EXPECT_GT(wire, 4.0e6);
   EXPECT_LT(wire, 4.4e6);
+  // The same host's TCP counters, sampled beside its NIC's: counts, not nan.
+  for (const char* name : {"tcp_retransmits_per_iter", "tcp_timeouts_per_iter"}) {
+    const auto at = std::find(names.begin(), names.end(), name) - names.begin();
+    ASSERT_LT(static_cast<std::size_t>(at), values.size()) << name << "\n" << header;
+    const double count = std::stod(values[at]);
+    EXPECT_GE(count, 0) << name;
+    EXPECT_FALSE(std::isnan(count)) << name;
+  }
 }
 
 // Configuration A: the cross traffic leaves h0, a training host, through its

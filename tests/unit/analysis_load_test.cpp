@@ -183,9 +183,12 @@ TEST(AnalysisLoad, TrainingNicGivesWireBytesPerIteration) {
         "# xtk-iterations\n# format_version=1\nrank,iter,start_ns,end_ns,iter_us,comm_us,bytes\n"
         "0,0,1000000000,2000000000,1000000.0,0.0,0\n0,1,2000000000,3000000000,1000000.0,0.0,0\n");
   std::string counters = kCounters;
+  std::string tcp;  // the host's TCP counters: 3 retransmissions every half second, one timeout at 1.5 s
   for (int i = 0; i <= 8; ++i) {
-    counters += std::to_string(i * 500'000'000LL) + "," + std::to_string(i * 500'000'000LL) + ",net:eth0,tx_bytes," +
-                std::to_string(i * 2'000'000LL) + ",0\n";
+    const std::string t = std::to_string(i * 500'000'000LL);
+    counters += t + "," + t + ",net:eth0,tx_bytes," + std::to_string(i * 2'000'000LL) + ",0\n";
+    tcp += t + "," + t + ",snmp,Tcp:RetransSegs," + std::to_string(3 * i) + ",0\n";
+    tcp += t + "," + t + ",snmp,TcpExt:TCPTimeouts," + (i >= 3 ? "1" : "0") + ",0\n";
   }
   write("counters_training.csv", counters);
   write("run.json", R"({"format_version": 1, "step": 0, "model": "resnet50", "ranks": 1,
@@ -194,6 +197,14 @@ TEST(AnalysisLoad, TrainingNicGivesWireBytesPerIteration) {
     "files": {"iterations": "iterations-0.csv", "training_counters": "counters_training.csv"}})");
   const auto step = load_step(read_step_info(dir.string()), {});
   EXPECT_NEAR(step.wire_tx_bytes_per_iter, 4e6, 1);
+  // A file from before the TCP counters were sampled: no counts, no error.
+  EXPECT_TRUE(std::isnan(step.tcp_retransmits_per_iter));
+  EXPECT_TRUE(std::isnan(step.tcp_timeouts_per_iter));
+  write("counters_training.csv", counters + tcp);
+  const auto with_tcp = load_step(read_step_info(dir.string()), {});
+  EXPECT_NEAR(with_tcp.wire_tx_bytes_per_iter, 4e6, 1);
+  EXPECT_NEAR(with_tcp.tcp_retransmits_per_iter, 6, 1e-9);  // 12 in the two iterations' window
+  EXPECT_NEAR(with_tcp.tcp_timeouts_per_iter, 0.5, 1e-9);   // the one at 1.5 s
   std::filesystem::remove_all(dir);
 
   const auto without_nic = R"({"format_version": 1, "step": 0, "model": "m", "ranks": 1,

@@ -376,8 +376,9 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
   EXPECT_DOUBLE_EQ(gen.burst_height, 2.5);
   EXPECT_NO_THROW(to_config(gen));
 
-  const auto counters = to_options(parse<capture::CounterFlags>(arguments_of(counters_command("eth0", "1ms", "c.csv")),
-                                                                on_subcommand<capture::CounterFlags>("counters")));
+  const auto counters = to_options(
+      parse<capture::CounterFlags>(arguments_of(counters_command({"net:eth0", "snmp=Tcp:RetransSegs"}, "1ms", "c.csv")),
+                                   on_subcommand<capture::CounterFlags>("counters")));
   EXPECT_EQ(counters.period_ns, 1'000'000);
   EXPECT_EQ(counters.out, "c.csv");
 
