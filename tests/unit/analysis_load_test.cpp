@@ -1,5 +1,6 @@
 // Measured cross-traffic load: counters, trace bins and flow records, each
 // restricted to the iterations' window, with hand-computed answers.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -185,10 +186,10 @@ TEST(AnalysisLoad, TrainingNicGivesWireBytesPerIteration) {
   std::string counters = kCounters;
   std::string tcp;  // the host's TCP counters: 3 retransmissions every half second, one timeout at 1.5 s
   for (int i = 0; i <= 8; ++i) {
-    const std::string t = std::to_string(i * 500'000'000LL);
-    counters += t + "," + t + ",net:eth0,tx_bytes," + std::to_string(i * 2'000'000LL) + ",0\n";
-    tcp += t + "," + t + ",snmp,Tcp:RetransSegs," + std::to_string(3 * i) + ",0\n";
-    tcp += t + "," + t + ",snmp,TcpExt:TCPTimeouts," + (i >= 3 ? "1" : "0") + ",0\n";
+    const long long t = i * 500'000'000LL;
+    counters += fmt::format("{0},{0},net:eth0,tx_bytes,{1},0\n", t, i * 2'000'000LL);
+    tcp += fmt::format("{0},{0},snmp,Tcp:RetransSegs,{1},0\n{0},{0},snmp,TcpExt:TCPTimeouts,{2},0\n", t, 3 * i,
+                       i >= 3 ? 1 : 0);
   }
   write("counters_training.csv", counters);
   write("run.json", R"({"format_version": 1, "step": 0, "model": "resnet50", "ranks": 1,
