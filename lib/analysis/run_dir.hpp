@@ -44,14 +44,14 @@ struct Emulation {
   bool operator==(const Emulation&) const = default;
 };
 
-// A NIC that carries only the training ring (xtk-run samples the last rank's):
-// its counter gives the training's bytes on the wire, headers included.
 // TCP counters of the training NIC's host, beside its byte counter in the same
 // file (xtk-log's snmp source): table 1's retransmissions and timeouts.
 inline constexpr std::string_view kTcpCounterSource = "snmp";
 inline constexpr std::string_view kTcpRetransmits = "Tcp:RetransSegs";
 inline constexpr std::string_view kTcpTimeouts = "TcpExt:TCPTimeouts";
 
+// A NIC that carries only the training ring (xtk-run samples the last rank's):
+// its counter gives the training's bytes on the wire, headers included.
 struct TrainingNic {
   std::string host;
   std::string source;   // "net:eth0"
