@@ -78,6 +78,7 @@ struct BackendOptions {
   std::string name = "gloo";
   std::string gloo_algorithm = "ring";  // ring or bcube
   std::string gloo_iface;               // GLOO_SOCKET_IFNAME: bind to this interface
+  std::uint32_t gloo_connections = 1;   // per pair of ranks; whole-job all-reduces split over them
   ComputeMode compute = ComputeMode::sleep;
 };
 

@@ -24,6 +24,11 @@ void add_flags(CLI::App& app, JobFlags& f) {
   app.add_option("--gloo-iface", f.gloo_iface,
                  "Gloo's interface (default GLOO_SOCKET_IFNAME, else the address rank 0 is reached from)")
       ->envname("GLOO_SOCKET_IFNAME");
+  app.add_option("--gloo-connections", f.gloo_connections,
+                 "TCP connections between each pair of ranks: every all-reduce of the whole job is split into this "
+                 "many parts, run at once, one per connection (as NCCL splits a call over its channels and sockets)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_flag("--json", f.json,
                "rank 0 prints the results as one JSON document instead of the text (NCCL_DEBUG's lines go to "
                "stdout too: set NCCL_DEBUG_FILE)");
@@ -70,6 +75,7 @@ Arguments job_arguments(const JobFlags& j) {
       .option("--timeout", j.timeout, dj.timeout)
       .option("--gloo-algorithm", j.gloo_algorithm, dj.gloo_algorithm)
       .option("--gloo-iface", j.gloo_iface, dj.gloo_iface)
+      .option("--gloo-connections", j.gloo_connections, dj.gloo_connections)
       .flag("--json", j.json);
   return a;
 }
@@ -114,6 +120,7 @@ BackendOptions to_backend_options(const JobFlags& j, const std::string& compute_
   b.name = j.backend;
   b.gloo_algorithm = j.gloo_algorithm;
   b.gloo_iface = j.gloo_iface;
+  b.gloo_connections = j.gloo_connections;
   if (compute_mode == "busy") {
     b.compute = ComputeMode::busy;
   } else if (compute_mode != "sleep") {

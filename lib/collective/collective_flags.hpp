@@ -28,6 +28,7 @@ struct JobFlags {
   std::string master;
   std::optional<std::uint16_t> master_port;
   std::string timeout = "120s", gloo_algorithm = "ring", gloo_iface;
+  std::uint32_t gloo_connections = 1;
   bool json = false;
 
   bool operator==(const JobFlags&) const = default;

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <future>
 #include <map>
 #include <tuple>
 
@@ -52,6 +54,16 @@ class GlooBackend : public Backend {
       context_->setTimeout(std::chrono::milliseconds(job.timeout_ns() / 1'000'000));
       ControlStore store(job, "gloo/");
       context_->connectFullMesh(store, device_);
+      lanes_.push_back(context_);
+      for (std::uint32_t k = 1; k < options.gloo_connections; ++k) {
+        job.progress().set_where(fmt::format("connecting Gloo's connection {} of {}", k + 1, options.gloo_connections));
+        auto lane = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(job.world().rank),
+                                                                static_cast<int>(job.nranks()));
+        lane->setTimeout(std::chrono::milliseconds(job.timeout_ns() / 1'000'000));
+        ControlStore lane_store(job, fmt::format("gloo/connection/{}/", k));
+        lane->connectFullMesh(lane_store, device_);
+        lanes_.push_back(std::move(lane));
+      }
     } catch (const CollectiveError&) {
       throw;
     } catch (const std::exception& e) {
@@ -65,7 +77,8 @@ class GlooBackend : public Backend {
   nlohmann::json versions() const override {
     return {{"gloo", fmt::format("{}.{}.{}", GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR, GLOO_VERSION_PATCH)},
             {"gloo_transport", "tcp"},
-            {"gloo_algorithm", options_.gloo_algorithm}};
+            {"gloo_algorithm", options_.gloo_algorithm},
+            {"gloo_connections", options_.gloo_connections}};
   }
 
   std::vector<DeviceInfo> local_devices() const override {
@@ -117,7 +130,7 @@ class GlooBackend : public Backend {
       c.tag = tag_++;
       job_.progress().advance();
       const std::int64_t t0 = time_each ? monotonic_ns() : 0;
-      collective.gloo(c);
+      call_on_connections(collective, c);
       if (time_each) {
         result.iteration_seconds.push_back(static_cast<double>(monotonic_ns() - t0) / 1e9);
         result.bounds_ns.front().push_back(realtime_ns());
@@ -161,7 +174,7 @@ class GlooBackend : public Backend {
             c.tag = b.group == Bucket::kWholeJob ? tag_++ : groups_.at(b.group).tag++;
           }
           job_.progress().advance();
-          collective.gloo(c);
+          call_on_connections(collective, c);
         });
   }
 
@@ -176,6 +189,43 @@ class GlooBackend : public Backend {
     c.timeout = std::chrono::milliseconds(job_.timeout_ns() / 1'000'000);
     c.all_reduce_algorithm = algorithm_;
     return c;
+  }
+
+  // A whole-job all-reduce over several connections: one contiguous part per
+  // connection, all at once, since every element reduces on its own. Other
+  // collectives (and sub-groups) keep to the first connection.
+  void call_on_connections(const Collective& collective, const GlooCall& c) {
+    const std::size_t count = c.counts.param;
+    const std::size_t parts = std::min<std::size_t>(lanes_.size(), count);
+    if (parts <= 1 || collective.name() != "all-reduce" || c.context != context_) {
+      collective.gloo(c);
+      return;
+    }
+    const auto part = [&](std::size_t k) {
+      const std::size_t begin = count * k / parts, end = count * (k + 1) / parts;
+      GlooCall p = c;
+      p.context = lanes_[k];
+      p.counts = {.send = end - begin, .recv = end - begin, .param = end - begin};
+      p.send = static_cast<const char*>(c.send) + begin * c.element;
+      p.recv = static_cast<char*>(c.recv) + begin * c.element;
+      collective.gloo(p);
+    };
+    std::vector<std::future<void>> others;
+    for (std::size_t k = 1; k < parts; ++k) others.push_back(std::async(std::launch::async, part, k));
+    std::exception_ptr error;
+    try {
+      part(0);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    for (auto& f : others) {
+      try {
+        f.get();
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
   }
 
   // A context for each sub-group this rank is in (none for the others), made
@@ -215,6 +265,7 @@ class GlooBackend : public Backend {
   gloo::AllreduceOptions::Algorithm algorithm_ = gloo::AllreduceOptions::Algorithm::RING;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::vector<std::shared_ptr<gloo::Context>> lanes_;  // one per connection; the first is context_
   std::string address_;
   std::vector<char> send_, recv_;
   std::uint32_t tag_ = 0;

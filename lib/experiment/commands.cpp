@@ -189,6 +189,7 @@ std::vector<std::string> training_command(const ExperimentConfig& c, const StepP
   collective::JobFlags job;
   job.backend = c.training.backend;
   job.timeout = seconds_text(c.training.timeout_ns);
+  job.gloo_connections = c.training.gloo_connections;
   if (!c.training.replay.empty()) {
     collective::ReplayFlags replay;
     replay.trace = c.training.replay;

@@ -241,8 +241,8 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 
   const auto* t = r.table("training");
   r.known(t, "training",
-          {"backend", "model", "models", "ranks", "compute_scale", "compute_mode", "iterations", "warmup", "bucket",
-           "timeout", "gpus", "command", "replay", "kineto", "env", "startup"});
+          {"backend", "model", "models", "ranks", "compute_scale", "compute_mode", "gloo_connections", "iterations",
+           "warmup", "bucket", "timeout", "gpus", "command", "replay", "kineto", "env", "startup"});
   r.get(t, "backend", c.training.backend);
   if (r.node(t, "model")) {
     std::string model;
@@ -253,6 +253,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.get(t, "ranks", c.training.ranks);
   r.get(t, "compute_scale", c.training.compute_scale);
   r.get(t, "compute_mode", c.training.compute_mode);
+  r.get(t, "gloo_connections", c.training.gloo_connections);
   r.get(t, "iterations", c.training.iterations);
   r.get(t, "warmup", c.training.warmup);
   r.get(t, "bucket", c.training.bucket);
@@ -278,6 +279,14 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   if (!c.training.gpus.empty() && c.executor == ExecutorKind::netns && c.training.gpus.size() < c.training.ranks) {
     r.fail(r.node(t, "gpus"), fmt::format("'gpus' lists {} GPUs for {} ranks on one host: give one per rank",
                                           c.training.gpus.size(), c.training.ranks));
+  }
+  if (const auto* n = r.node(t, "gloo_connections")) {
+    if (c.training.gloo_connections < 1 || c.training.gloo_connections > 64) {
+      r.fail(n, "'gloo_connections' must be 1 to 64");
+    } else if (c.training.backend != "gloo") {
+      r.fail(n, "'gloo_connections' is Gloo's: NCCL's are set with [training.env] NCCL_SOCKET_NTHREADS and "
+                "NCCL_NSOCKS_PERTHREAD");
+    }
   }
   if (c.training.ranks < 2) r.fail(r.node(t, "ranks"), "'ranks' must be at least 2 (an all-reduce needs peers)");
   if (c.training.iterations == 0) r.fail(r.node(t, "iterations"), "'iterations' must be at least 1");

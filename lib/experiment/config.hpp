@@ -55,6 +55,7 @@ struct ExperimentConfig {
     std::uint32_t ranks = 3;
     double compute_scale = 1.0;
     std::string compute_mode = "sleep";
+    std::uint32_t gloo_connections = 1;  // xtk-collective --gloo-connections
     std::uint32_t iterations = 10;
     std::uint32_t warmup = 1;
     std::string bucket;  // empty: the harness's default

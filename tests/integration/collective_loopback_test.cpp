@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "collective_ranks.hpp"
 #include "common/run_tool.hpp"
@@ -450,6 +452,72 @@ TEST_F(CollectiveLoopback, DurationStopsEveryRankAfterTheSameIteration) {
   EXPECT_EQ(rows[0], rows[2]);
   // Without --json, rank 0 prints the run's echo and summary for people.
   EXPECT_NE(ranks.log(0).find("# xtk-collective train (gloo backend)"), std::string::npos) << ranks.log(0);
+}
+
+// The TCP connections a process holds open (ESTABLISHED), from its socket
+// descriptors and the kernel's tables.
+std::size_t established_tcp_connections(pid_t pid) {
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& fd : std::filesystem::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
+    const auto target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (target.starts_with("socket:[")) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  std::size_t n = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream lines(read_text(table));
+    std::string line;
+    std::getline(lines, line);  // the column names
+    while (std::getline(lines, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeouts, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeouts >> inode;
+      if (state == "01" && inodes.contains(inode)) ++n;
+    }
+  }
+  return n;
+}
+
+// --gloo-connections 3: every pair of ranks holds two more connections than
+// with one (rank 0 has two peers: four more), and the split all-reduces are
+// still correct, in training and in place or not in a sweep.
+TEST_F(CollectiveLoopback, GlooConnectionsOpenThatManyPerPeerAndSplitAllReducesCorrectly) {
+  std::map<std::uint32_t, std::size_t> held;  // connections -> rank 0's most at once
+  for (const std::uint32_t connections : {1U, 3U}) {
+    const auto port = next_port();
+    Ranks ranks(3, dir_, [&](std::size_t r) {
+      std::vector<std::string> args{"--model", kTiny,     "--iters", "20",   "--compute", "100ms",
+                                    "-o",      "",        "--timeout", "30s", "--json"};
+      auto argv = rank_argv(r, 3, port, "train", args);
+      argv.insert(argv.begin() + 1, {"--gloo-connections", std::to_string(connections)});
+      return argv;
+    });
+    std::size_t most = 0;
+    while (!ranks.process(0).wait(50ms)) most = std::max(most, established_tcp_connections(ranks.process(0).pid()));
+    for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+    const auto j = json_in(ranks.log(0));
+    EXPECT_EQ(j["summary"]["wrong"], 0) << connections;
+    EXPECT_EQ(j["summary"]["iterations"], 20) << connections;
+    held[connections] = most;
+  }
+  EXPECT_EQ(held[3], held[1] + 4) << "with one connection rank 0 held " << held[1];
+
+  const auto port = next_port();
+  Ranks ranks(3, dir_, [&](std::size_t r) {
+    std::vector<std::string> args{"-b", "4", "-e", "1M", "-f", "7", "-n", "2", "-w", "1", "-o", "sum", "--timeout",
+                                  "20s"};
+    if (r == 0) args.emplace_back("--json");
+    auto argv = rank_argv(r, 3, port, "sweep", args);
+    argv.insert(argv.begin() + 1, {"--gloo-connections", "3"});
+    return argv;
+  });
+  for (const auto& status : ranks.wait_all(60s)) ASSERT_EQ(status, 0) << ranks.logs();
+  const auto j = json_in(ranks.log(0));
+  ASSERT_EQ(j["results"].size(), 7u);  // 4 B (one element: one connection) to 460 KiB, a factor of 7 apart
+  for (const auto& row : j["results"]) {
+    EXPECT_EQ(row["out_of_place"]["wrong"], 0) << row["bytes"];
+    EXPECT_EQ(row["in_place"]["wrong"], 0) << row["bytes"];
+  }
 }
 
 TEST_F(CollectiveLoopback, AKilledRankIsNamedByEveryOtherWithinTheTimeout) {

@@ -261,6 +261,7 @@ TEST(CommandLines, CollectiveTrainFlagsRoundTrip) {
   c.job.timeout = "30s";
   c.job.gloo_algorithm = "bcube";
   c.job.gloo_iface = "eth0";
+  c.job.gloo_connections = 4;
   c.job.json = true;
   c.train.model = "resnet50";
   c.train.bucket = "50M";
@@ -347,6 +348,7 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
   const auto config = parse_experiment_config(
       "[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nemulation = \"both\"\n"
       "[training]\nbackend = \"gloo\"\nranks = 2\niterations = 7\nwarmup = 2\nbucket = \"10M\"\n"
+      "gloo_connections = 3\n"
       "[cross_traffic]\nprofiles = [\"burst\"]\nloads = [0.3]\nburst_width = \"1ms\"\nburst_height = 2.5\n",
       "t.toml");
   const StepPlan step{"resnet50", "burst", 1, 0.3, "", 5};
@@ -404,6 +406,7 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
   ASSERT_NE(tool, rank.end());
   const auto train = parse<Collective>(std::vector<std::string>(tool + 1, rank.end()), on_collective);
   EXPECT_EQ(train.job.backend, "gloo");
+  EXPECT_EQ(to_backend_options(train.job, train.train.compute_mode).gloo_connections, 3U);
   const auto options = to_options(train.train);
   EXPECT_EQ(options.iterations, 7U);
   EXPECT_EQ(options.warmup, 2U);

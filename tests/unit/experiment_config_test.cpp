@@ -79,6 +79,10 @@ TEST(ExperimentConfig, GpuAndScriptErrorsNameTheLine) {
   EXPECT_EQ(error_of("[training]\ncommand = \"  \"\n"),
             "e.toml:2: 'command' is empty: give the training script's command line, or leave it out");
   EXPECT_EQ(error_of("[training]\nbackend = \"mpi\"\n"), "e.toml:2: backend 'mpi': use gloo or nccl");
+  EXPECT_EQ(error_of("[training]\ngloo_connections = 0\n"), "e.toml:2: 'gloo_connections' must be 1 to 64");
+  EXPECT_EQ(error_of("[training]\nbackend = \"nccl\"\ngloo_connections = 4\n"),
+            "e.toml:3: 'gloo_connections' is Gloo's: NCCL's are set with [training.env] NCCL_SOCKET_NTHREADS and "
+            "NCCL_NSOCKS_PERTHREAD");
   EXPECT_EQ(error_of("[training.env]\n\"1X\" = \"a\"\n"), "e.toml:2: 'env': '1X' is not an environment variable name");
   EXPECT_EQ(error_of("[training.env]\nNCCL_DEBUG = 1\n"), "e.toml:2: 'env': NCCL_DEBUG must be a string");
   EXPECT_EQ(error_of("[training]\ncommand = \"x\"\nreplay = \"et.json\"\n"),
