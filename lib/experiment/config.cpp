@@ -284,8 +284,9 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     if (c.training.gloo_connections < 1 || c.training.gloo_connections > 64) {
       r.fail(n, "'gloo_connections' must be 1 to 64");
     } else if (c.training.backend != "gloo") {
-      r.fail(n, "'gloo_connections' is Gloo's: NCCL's are set with [training.env] NCCL_SOCKET_NTHREADS and "
-                "NCCL_NSOCKS_PERTHREAD");
+      r.fail(n,
+             "'gloo_connections' is Gloo's: NCCL's are set with [training.env] NCCL_SOCKET_NTHREADS and "
+             "NCCL_NSOCKS_PERTHREAD");
     }
   }
   if (c.training.ranks < 2) r.fail(r.node(t, "ranks"), "'ranks' must be at least 2 (an all-reduce needs peers)");

@@ -486,8 +486,8 @@ TEST_F(CollectiveLoopback, GlooConnectionsOpenThatManyPerPeerAndSplitAllReducesC
   for (const std::uint32_t connections : {1U, 3U}) {
     const auto port = next_port();
     Ranks ranks(3, dir_, [&](std::size_t r) {
-      std::vector<std::string> args{"--model", kTiny,     "--iters", "20",   "--compute", "100ms",
-                                    "-o",      "",        "--timeout", "30s", "--json"};
+      std::vector<std::string> args{"--model", kTiny, "--iters",   "20",  "--compute", "100ms",
+                                    "-o",      "",    "--timeout", "30s", "--json"};
       auto argv = rank_argv(r, 3, port, "train", args);
       argv.insert(argv.begin() + 1, {"--gloo-connections", std::to_string(connections)});
       return argv;
@@ -504,8 +504,8 @@ TEST_F(CollectiveLoopback, GlooConnectionsOpenThatManyPerPeerAndSplitAllReducesC
 
   const auto port = next_port();
   Ranks ranks(3, dir_, [&](std::size_t r) {
-    std::vector<std::string> args{"-b", "4", "-e", "1M", "-f", "7", "-n", "2", "-w", "1", "-o", "sum", "--timeout",
-                                  "20s"};
+    std::vector<std::string> args{"-b", "4",  "-e", "1M", "-f",  "7",         "-n",
+                                  "2",  "-w", "1",  "-o", "sum", "--timeout", "20s"};
     if (r == 0) args.emplace_back("--json");
     auto argv = rank_argv(r, 3, port, "sweep", args);
     argv.insert(argv.begin() + 1, {"--gloo-connections", "3"});
