@@ -27,7 +27,7 @@ void add_flags(CLI::App& app, JobFlags& f) {
   app.add_option("--gloo-connections", f.gloo_connections,
                  "TCP connections between each pair of ranks: every all-reduce of the whole job is split into this "
                  "many parts, run at once, one per connection (as NCCL splits a call over its channels and sockets)")
-      ->check(CLI::Range(1, 64))
+      ->check(CLI::Range(1U, kMaxGlooConnections))
       ->capture_default_str();
   app.add_flag("--json", f.json,
                "rank 0 prints the results as one JSON document instead of the text (NCCL_DEBUG's lines go to "

@@ -21,6 +21,9 @@ class App;
 
 namespace xtk::collective {
 
+// --gloo-connections' bound: a connection per pair and a thread per part are cheap up to here.
+inline constexpr std::uint32_t kMaxGlooConnections = 64;
+
 struct JobFlags {
   std::string backend = "auto";
   std::uint32_t gpus = 1;

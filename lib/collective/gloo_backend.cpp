@@ -49,20 +49,12 @@ class GlooBackend : public Backend {
     job.progress().set_where("connecting Gloo's full mesh");
     try {
       device_ = gloo::transport::tcp::CreateDevice(attr);
-      context_ = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(job.world().rank),
-                                                             static_cast<int>(job.nranks()));
-      context_->setTimeout(std::chrono::milliseconds(job.timeout_ns() / 1'000'000));
-      ControlStore store(job, "gloo/");
-      context_->connectFullMesh(store, device_);
+      const auto rank = static_cast<int>(job.world().rank), nranks = static_cast<int>(job.nranks());
+      context_ = connect_context(rank, nranks, "gloo/");
       lanes_.push_back(context_);
       for (std::uint32_t k = 1; k < options.gloo_connections; ++k) {
         job.progress().set_where(fmt::format("connecting Gloo's connection {} of {}", k + 1, options.gloo_connections));
-        auto lane = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(job.world().rank),
-                                                                static_cast<int>(job.nranks()));
-        lane->setTimeout(std::chrono::milliseconds(job.timeout_ns() / 1'000'000));
-        ControlStore lane_store(job, fmt::format("gloo/connection/{}/", k));
-        lane->connectFullMesh(lane_store, device_);
-        lanes_.push_back(std::move(lane));
+        lanes_.push_back(connect_context(rank, nranks, fmt::format("gloo/connection/{}/", k)));
       }
     } catch (const CollectiveError&) {
       throw;
@@ -191,6 +183,16 @@ class GlooBackend : public Backend {
     return c;
   }
 
+  // A context of `size` ranks with its own connection to each, met through
+  // the control store under `prefix`.
+  std::shared_ptr<gloo::rendezvous::Context> connect_context(int rank, int size, const std::string& prefix) {
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    context->setTimeout(std::chrono::milliseconds(job_.timeout_ns() / 1'000'000));
+    ControlStore store(job_, prefix);
+    context->connectFullMesh(store, device_);
+    return context;
+  }
+
   // A whole-job all-reduce over several connections: one contiguous part per
   // connection, all at once, since every element reduces on its own. Other
   // collectives (and sub-groups) keep to the first connection.
@@ -241,10 +243,8 @@ class GlooBackend : public Backend {
       g.rank = static_cast<int>(me - ranks.begin());
       job_.progress().set_where(fmt::format("connecting Gloo's process group of ranks {}", fmt::join(ranks, ", ")));
       try {
-        g.context = std::make_shared<gloo::rendezvous::Context>(g.rank, static_cast<int>(ranks.size()));
-        g.context->setTimeout(std::chrono::milliseconds(job_.timeout_ns() / 1'000'000));
-        ControlStore store(job_, fmt::format("gloo/group/{}/", fmt::join(ranks, ".")));
-        g.context->connectFullMesh(store, device_);
+        g.context = connect_context(g.rank, static_cast<int>(ranks.size()),
+                                    fmt::format("gloo/group/{}/", fmt::join(ranks, ".")));
       } catch (const CollectiveError&) {
         throw;
       } catch (const std::exception& e) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "collective/collective_flags.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 
@@ -281,8 +282,8 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
                                           c.training.gpus.size(), c.training.ranks));
   }
   if (const auto* n = r.node(t, "gloo_connections")) {
-    if (c.training.gloo_connections < 1 || c.training.gloo_connections > 64) {
-      r.fail(n, "'gloo_connections' must be 1 to 64");
+    if (c.training.gloo_connections < 1 || c.training.gloo_connections > collective::kMaxGlooConnections) {
+      r.fail(n, fmt::format("'gloo_connections' must be 1 to {}", collective::kMaxGlooConnections));
     } else if (c.training.backend != "gloo") {
       r.fail(n,
              "'gloo_connections' is Gloo's: NCCL's are set with [training.env] NCCL_SOCKET_NTHREADS and "
