@@ -12,6 +12,7 @@
 #include "collective/collective_flags.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "testbed/testbed.hpp"
 
 namespace xtk {
 namespace {
@@ -154,6 +155,11 @@ double Emulation::byte_scale(double testbed_link_bps) const {
   return method == EmulationMethod::bytes ? r : method == EmulationMethod::both ? std::sqrt(r) : 1.0;
 }
 
+std::uint64_t ExperimentConfig::testbed_buffer_bytes() const {
+  return static_cast<std::uint64_t>(
+      std::llround(static_cast<double>(bottleneck_buffer_bytes) * emulation.byte_scale(link_bps)));
+}
+
 double Emulation::time_scale(double testbed_link_bps) const {
   return on() ? byte_scale(testbed_link_bps) * link_bps / testbed_link_bps : 1.0;
 }
@@ -191,8 +197,8 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 
   const auto* e = r.table("experiment");
   r.known(e, "experiment",
-          {"name", "out", "executor", "configuration", "link", "shape_host_nics", "emulate_link", "emulation", "seed",
-           "repetitions", "step_timeout"});
+          {"name", "out", "executor", "configuration", "link", "shape_host_nics", "bottleneck_buffer", "emulate_link",
+           "emulation", "seed", "repetitions", "step_timeout"});
   r.get(e, "name", c.name);
   r.get(e, "out", c.out);
   std::string executor = "netns", configuration = "B";
@@ -210,6 +216,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     r.fail(r.node(e, "configuration"), fmt::format("configuration '{}': use A or B", configuration));
   }
   r.get_unit(e, "link", c.link_bps, parse_rate_bps);
+  r.get_unit(e, "bottleneck_buffer", c.bottleneck_buffer_bytes, parse_bytes);
   r.get_unit(e, "emulate_link", c.emulation.link_bps, parse_rate_bps);
   std::string emulation = "both";
   r.get(e, "emulation", emulation);
@@ -224,6 +231,20 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   }
   if (r.node(e, "emulation") && !c.emulation.on()) {
     r.fail(r.node(e, "emulation"), "'emulation' needs 'emulate_link', the emulated cluster's link rate");
+  }
+  if (const auto* n = r.node(e, "bottleneck_buffer"); n != nullptr && c.link_bps > 0) {
+    if (c.executor != ExecutorKind::netns) {
+      r.fail(n, "'bottleneck_buffer' sets the netns testbed's queue: a real switch's buffer is its own");
+    }
+    const auto least = TestbedSpec{}.min_queue_bytes();
+    if (c.testbed_buffer_bytes() < least) {
+      r.fail(n, fmt::format("'bottleneck_buffer' is {} bytes on the testbed, less than two of its largest packets "
+                            "({} bytes): give at least {} bytes{}",
+                            c.testbed_buffer_bytes(), least,
+                            static_cast<std::uint64_t>(
+                                std::ceil(static_cast<double>(least) / c.emulation.byte_scale(c.link_bps))),
+                            c.emulation.on() ? " of the emulated cluster" : ""));
+    }
   }
   r.get(e, "seed", c.seed);
   r.get(e, "repetitions", c.repetitions);

@@ -45,6 +45,12 @@ struct ExperimentConfig {
   // netns: every other host NIC shaped to link_bps too, as on a switch whose
   // ports all run at one rate; false leaves them unshaped (veth: no limit).
   bool shape_host_nics = true;
+  // netns: the bottleneck's buffer in bytes of the emulated cluster (scaled as
+  // flow sizes are on the testbed); 0: the qdisc's own queue (1,000 packets).
+  std::uint64_t bottleneck_buffer_bytes = 0;
+  // The buffer on the testbed: a buffer holds bytes, so it scales as the
+  // flows it queues do (emulation's byte scale).
+  std::uint64_t testbed_buffer_bytes() const;
   Emulation emulation;
   std::uint64_t seed = 1;
   std::uint32_t repetitions = 1;

@@ -35,6 +35,7 @@ class NetnsExecutor final : public Executor {
     bottleneck.where = config.configuration == Configuration::B ? Shaping::Where::port : Shaping::Where::nic;
     bottleneck.host = 0;
     bottleneck.rate_bps = config.link_bps;
+    bottleneck.queue_bytes = config.testbed_buffer_bytes();
     spec.shaping.push_back(bottleneck);
     // Every other host NIC runs at the link rate too, as on the seed's switch:
     // a burst leaves its sender no faster than the link and queues there first,
@@ -67,6 +68,8 @@ class NetnsExecutor final : public Executor {
             {"hosts", spec.hosts},
             {"bottleneck", fmt::format("{}:h0 {:.0f} bit/s ({})", s.where == Shaping::Where::port ? "port" : "nic",
                                        s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")},
+            {"bottleneck_queue", s.queue_bytes > 0 ? fmt::format("{} bytes (bfifo)", s.queue_bytes)
+                                                   : std::string("1000 packets (the qdisc's own)")},
             {"host_links", spec.shaping.size() > 1 ? fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)
                                                    : std::string("unshaped")}};
   }

@@ -55,7 +55,7 @@ Shaping parse_shaping(const std::string& text) {
   const auto colon = text.find(':');
   const auto eq = text.find('=');
   if (colon == std::string::npos || eq == std::string::npos || eq < colon) {
-    throw UsageError(fmt::format("--shape '{}': expected port:hK=RATE or nic:hK=RATE[/htb|/tbf]", text));
+    throw UsageError(fmt::format("--shape '{}': expected port:hK=RATE or nic:hK=RATE[/htb|/tbf][/queue=BYTES]", text));
   }
   const std::string where = text.substr(0, colon);
   if (where == "port") {
@@ -72,14 +72,20 @@ Shaping parse_shaping(const std::string& text) {
   }
   s.host = std::stoul(host.substr(1));
   std::string rate = text.substr(eq + 1);
-  if (const auto slash = rate.find('/'); slash != std::string::npos) {
-    const std::string qdisc = rate.substr(slash + 1);
-    if (qdisc == "tbf") {
+  const auto slash = rate.find('/');
+  std::istringstream options(slash == std::string::npos ? std::string() : rate.substr(slash + 1));
+  rate = rate.substr(0, slash);
+  for (std::string option; std::getline(options, option, '/');) {
+    if (option == "tbf") {
       s.qdisc = Shaping::Qdisc::tbf;
-    } else if (qdisc != "htb") {
-      throw UsageError(fmt::format("--shape '{}': qdisc '{}' is neither htb nor tbf", text, qdisc));
+    } else if (option == "htb") {
+      s.qdisc = Shaping::Qdisc::htb;
+    } else if (option.starts_with("queue=")) {
+      s.queue_bytes = parse_bytes(option.substr(6));
+      if (s.queue_bytes == 0) throw UsageError(fmt::format("--shape '{}': the queue must be above 0 bytes", text));
+    } else {
+      throw UsageError(fmt::format("--shape '{}': '{}' is neither htb, tbf nor queue=BYTES", text, option));
     }
-    rate = rate.substr(0, slash);
   }
   s.rate_bps = parse_rate_bps(rate);
   if (s.rate_bps <= 0) throw UsageError(fmt::format("--shape '{}': the rate must be above 0", text));
@@ -101,6 +107,11 @@ double Testbed::tcp_payload_share(std::uint32_t mtu) {
   constexpr double kIpv4Tcp = 20 + 32;  // IPv4 header, TCP header with the timestamp option
   constexpr double kEthernet = 14;      // what skb->len adds to the IP packet on a veth
   return (mtu - kIpv4Tcp) / (mtu + kEthernet);
+}
+
+std::uint64_t TestbedSpec::min_queue_bytes() const {
+  constexpr std::uint64_t kGsoMax = 65536 + 14;  // a GSO super-packet and its Ethernet header
+  return 2 * (offloads ? kGsoMax : mtu + 14);
 }
 
 std::vector<std::string> Testbed::in_host(std::size_t host, const std::vector<std::string>& argv) const {
@@ -128,6 +139,13 @@ Testbed::Testbed(TestbedSpec spec) : spec_(std::move(spec)) {
   for (const auto& s : spec_.shaping) {
     if (s.host >= spec_.hosts) {
       throw UsageError(fmt::format("--shape: host h{} does not exist (hosts h0-h{})", s.host, spec_.hosts - 1));
+    }
+    if (s.queue_bytes > 0 && s.queue_bytes < spec_.min_queue_bytes()) {
+      throw UsageError(
+          fmt::format("--shape: a queue of {} bytes at h{} is less than two of the largest packets ({} "
+                      "bytes{}): it would drop them all",
+                      s.queue_bytes, s.host, spec_.min_queue_bytes(),
+                      spec_.offloads ? ", GSO super-packets with offloads on" : ""));
     }
   }
   tear_down(spec_.name);
@@ -179,13 +197,16 @@ void Testbed::build() {
   }
   for (const auto& s : spec_.shaping) {
     const auto [ns, dev] = shaped_interface(s);
+    const std::string queue = fmt::format("{}b", s.queue_bytes);
     if (s.qdisc == Shaping::Qdisc::tbf) {
       tc(ns, {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", tc_rate(s.rate_bps), "burst",
-              bucket_bytes(s.rate_bps), "latency", "50ms"});
+              bucket_bytes(s.rate_bps), s.queue_bytes > 0 ? "limit" : "latency", s.queue_bytes > 0 ? queue : "50ms"});
     } else {
       tc(ns, {"qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1"});
       tc(ns, {"class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", tc_rate(s.rate_bps),
               "ceil", tc_rate(s.rate_bps), "burst", bucket_bytes(s.rate_bps), "cburst", bucket_bytes(s.rate_bps)});
+      // The class's queue counts bytes (a GSO super-packet counts its every segment), as a switch's buffer does.
+      if (s.queue_bytes > 0) tc(ns, {"qdisc", "replace", "dev", dev, "parent", "1:1", "bfifo", "limit", queue});
     }
   }
 }

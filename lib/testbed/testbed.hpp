@@ -23,9 +23,13 @@ struct Shaping {
   std::size_t host = 0;
   double rate_bps = 0;
   enum class Qdisc { htb, tbf } qdisc = Qdisc::htb;
+  // The shaper's queue in bytes, as a switch port's buffer is; 0 keeps the
+  // qdisc's own limit, which counts packets (htb: 1,000, each up to a 64 KiB
+  // GSO super-packet with offloads on) or time (tbf: 50 ms at the rate).
+  std::uint64_t queue_bytes = 0;
 };
 
-// "port:h3=1G", "nic:h0=10G/tbf". Throws UsageError.
+// "port:h3=1G", "nic:h0=10G/tbf", "port:h0=1G/queue=1MB". Throws UsageError.
 Shaping parse_shaping(const std::string& text);
 
 struct TestbedSpec {
@@ -38,6 +42,10 @@ struct TestbedSpec {
   // whole testbed (switch, shapers, receivers) runs on these CPUs, as IRQ
   // affinity keeps it off a real host's timing cores. Empty: where it falls.
   std::vector<int> net_cpus;
+
+  // The least queue a shaping rule may set: two of the largest packets the
+  // testbed sends (GSO super-packets with offloads on, else full frames).
+  std::uint64_t min_queue_bytes() const;
 };
 
 class Testbed {

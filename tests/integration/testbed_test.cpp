@@ -179,6 +179,50 @@ TEST_F(TestbedFlows, ShapedPortLimitsBulkStreams) {
   EXPECT_LT(goodput, 500e6 * 1.02);
 }
 
+// queue=BYTES: the shaper's queue holds that many bytes (GSO super-packets
+// counted by their segments), never more, and drops the rest, as a switch
+// port's buffer does; without it four streams queue more than that.
+TEST_F(TestbedFlows, ShapedPortQueueHoldsItsBytes) {
+  const auto most_queued = [&](std::uint64_t queue_bytes, std::uint64_t* dropped) {
+    Shaping port;
+    port.host = 1;
+    port.rate_bps = 500e6;
+    port.queue_bytes = queue_bytes;
+    build(2, {port});
+    start_server(1);
+    const auto stats = [&] {
+      return run_checked({"ip", "netns", "exec", testbed_->switch_ns(), "tc", "-s", "qdisc", "show", "dev", "p1"});
+    };
+    ChildProcess client_process(
+        testbed_->in_host(0, {XTK_CLIENT_BIN, "--bulk", "4", "--dst", "10.77.0.2", "-t", "2s", "-o", file("r.csv")}),
+        file("client.log"));
+    std::uint64_t most = 0;
+    while (!client_process.wait(50ms)) {
+      const auto text = stats();
+      // The root's backlog: "backlog 744888b 15p" (the first one, htb's, sums its class's queue).
+      if (const auto at = text.find(" backlog "); at != std::string::npos) {
+        most = std::max<std::uint64_t>(most, std::stoull(text.substr(at + 9)));
+      }
+    }
+    const auto text = stats();
+    const auto at = text.find("(dropped ");
+    *dropped = at == std::string::npos ? 0 : std::stoull(text.substr(at + 9));
+    if (queue_bytes > 0) {
+      EXPECT_NE(text.find("bfifo"), std::string::npos) << text;
+    }
+    servers_.clear();
+    testbed_.reset();
+    return most;
+  };
+  std::uint64_t dropped = 0;
+  const auto unbounded = most_queued(0, &dropped);
+  EXPECT_GT(unbounded, 300'000u);  // the qdisc's 1,000 packets, most of them 64 KiB super-packets
+  const auto bounded = most_queued(200'000, &dropped);
+  EXPECT_LE(bounded, 200'000u);
+  EXPECT_GT(bounded, 100'000u);
+  EXPECT_GT(dropped, 0u);
+}
+
 TEST_F(TestbedFlows, ServerKilledMidRunEveryFlowHasARecord) {
   build(2);
   auto& server = start_server(1);
@@ -231,6 +275,18 @@ TEST(Testbed, TearDownLeavesNoNamespaces) {
   EXPECT_EQ(run_checked({"ip", "netns", "list"}).find("xtk-" + name + "-"), std::string::npos);
   EXPECT_THROW(parse_shaping("port:x1=1G"), UsageError);
   EXPECT_EQ(parse_shaping("nic:h2=10G/tbf").qdisc, Shaping::Qdisc::tbf);
+  const auto queued = parse_shaping("port:h0=1G/tbf/queue=1MiB");
+  EXPECT_EQ(queued.qdisc, Shaping::Qdisc::tbf);
+  EXPECT_EQ(queued.queue_bytes, 1048576u);
+  EXPECT_EQ(parse_shaping("port:h0=1G/queue=300KB").queue_bytes, 300'000u);
+  EXPECT_THROW(parse_shaping("port:h0=1G/queue=0"), UsageError);
+  EXPECT_THROW(parse_shaping("port:h0=1G/fifo"), UsageError);
+  TestbedSpec small;
+  small.name = name;
+  small.shaping = {parse_shaping("port:h0=1G/queue=100KB")};  // less than two 64 KiB super-packets
+  EXPECT_THROW(Testbed{small}, UsageError);
+  small.offloads = false;  // two 1514-byte frames are enough then
+  EXPECT_EQ(small.min_queue_bytes(), 3028u);
 }
 
 // --net-cpus: every interface of the testbed steers its receive processing

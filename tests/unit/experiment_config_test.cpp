@@ -60,6 +60,28 @@ TEST(ExperimentConfig, ErrorsNameTheLine) {
             "e.toml: executor 'hosts' needs [hosts] file = \"hosts.txt\"");
 }
 
+// bottleneck_buffer is the emulated cluster's: on the testbed it scales as
+// flow sizes do (docs/experiments.md).
+TEST(ExperimentConfig, BottleneckBufferScalesAsBytesDo) {
+  const auto buffer_on_testbed = [](const std::string& experiment) {
+    return parse_experiment_config("[experiment]\n" + experiment, "e.toml").testbed_buffer_bytes();
+  };
+  EXPECT_EQ(buffer_on_testbed(""), 0u);  // the qdisc's own queue
+  EXPECT_EQ(buffer_on_testbed("bottleneck_buffer = \"1MB\"\n"), 1'000'000u);
+  EXPECT_EQ(buffer_on_testbed("bottleneck_buffer = \"4MB\"\nemulate_link = \"25G\"\n"), 800'000u);  // x 0.2
+  EXPECT_EQ(buffer_on_testbed("bottleneck_buffer = \"4MB\"\nemulate_link = \"25G\"\nemulation = \"bytes\"\n"),
+            160'000u);  // x 0.04
+  EXPECT_EQ(buffer_on_testbed("bottleneck_buffer = \"4MB\"\nemulate_link = \"25G\"\nemulation = \"time\"\n"),
+            4'000'000u);
+  EXPECT_EQ(error_of("[experiment]\nbottleneck_buffer = \"3MB\"\nemulate_link = \"25G\"\nemulation = \"bytes\"\n"),
+            "e.toml:2: 'bottleneck_buffer' is 120000 bytes on the testbed, less than two of its largest packets "
+            "(131100 bytes): give at least 3277500 bytes of the emulated cluster");
+  EXPECT_EQ(error_of("[experiment]\nbottleneck_buffer = \"deep\"\n"),
+            "e.toml:2: 'bottleneck_buffer': 'deep' is not a size: it must start with a number");
+  EXPECT_EQ(error_of("[experiment]\nexecutor = \"slurm\"\nbottleneck_buffer = \"4MB\"\n"),
+            "e.toml:3: 'bottleneck_buffer' sets the netns testbed's queue: a real switch's buffer is its own");
+}
+
 TEST(ExperimentConfig, GpuRanksAndTrainingScripts) {
   const auto c = parse_experiment_config(
       "[training]\nbackend = \"nccl\"\nranks = 2\ngpus = [2, 3]\nstartup = \"20s\"\n"

@@ -41,7 +41,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   auto* up = app.add_subcommand("up", "build testbed NAME (an existing one of that name is rebuilt)");
   up->add_option("name", spec.name, "testbed name, [a-z0-9-], at most 20 characters")->required();
   up->add_option("--hosts", spec.hosts, "number of hosts")->capture_default_str();
-  up->add_option("--shape", shapes, "port:hK=RATE or nic:hK=RATE, optional /htb (default) or /tbf; repeatable");
+  up->add_option("--shape", shapes,
+                 "port:hK=RATE or nic:hK=RATE, optional /htb (default) or /tbf and /queue=BYTES (the shaper's "
+                 "queue; default the qdisc's own); repeatable");
   up->add_option("--mtu", spec.mtu, "MTU of every link")->capture_default_str();
   up->add_option("--net-cpus", net_cpus,
                  "run the testbed's packet processing on these CPUs (RPS on every interface), e.g. 0: keeps it "
@@ -73,8 +75,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
         std::string shaped;
         for (const auto& s : spec.shaping) {
           if (s.host != h) continue;
-          shaped += fmt::format("{}{}={}", shaped.empty() ? "" : ",",
-                                s.where == xtk::Shaping::Where::port ? "port" : "nic", xtk::format_rate(s.rate_bps));
+          shaped +=
+              fmt::format("{}{}={}{}", shaped.empty() ? "" : ",", s.where == xtk::Shaping::Where::port ? "port" : "nic",
+                          xtk::format_rate(s.rate_bps),
+                          s.queue_bytes > 0 ? " queue " + xtk::format_bytes(static_cast<double>(s.queue_bytes)) : "");
         }
         hosts.add_row({xtk::Testbed::host_name(h), testbed.host_ns(h), xtk::Testbed::ipv4(h), xtk::Testbed::ipv6(h),
                        shaped.empty() ? std::string("-") : shaped});
