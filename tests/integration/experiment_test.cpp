@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -49,6 +50,24 @@ class Experiment : public ::testing::Test {
   static nlohmann::json run_json(const fs::path& step) {
     std::ifstream in(step / "run.json");
     return nlohmann::json::parse(in);
+  }
+
+  // A column of table 1 (tables/iteration_time.csv) in the consistent step's row.
+  std::string consistent_row(const std::string& column) const {
+    std::ifstream table(fs::path(exp()) / "tables" / "iteration_time.csv");
+    std::string header, row;
+    std::getline(table, header);
+    for (std::string line; std::getline(table, line);) {
+      if (line.find("consistent") != std::string::npos) row = line;
+    }
+    std::vector<std::string> names, values;
+    for (auto [text, out] : {std::pair{&header, &names}, std::pair{&row, &values}}) {
+      std::stringstream fields(*text);
+      for (std::string f; std::getline(fields, f, ',');) out->push_back(f);
+    }
+    const auto at = static_cast<std::size_t>(std::find(names.begin(), names.end(), column) - names.begin());
+    EXPECT_LT(at, values.size()) << column << "\n" << header << "\n" << row;
+    return at < values.size() ? values[at] : "nan";
   }
 
   fs::path dir_;
@@ -170,27 +189,12 @@ TEST_F(Experiment, CommandModeRunsAScriptPerRank) {
     EXPECT_EQ(rows, 4) << "rank " << rank;
   }
   // The script's own count (4 MB, two ranks: each sends 4 MB) and the training NIC's, headers included.
-  std::ifstream table(fs::path(exp()) / "tables" / "iteration_time.csv");
-  std::string header, row;
-  std::getline(table, header);
-  for (std::string line; std::getline(table, line);) {
-    if (line.find("consistent") != std::string::npos) row = line;
-  }
-  std::vector<std::string> names, values;
-  for (auto [text, out] : {std::pair{&header, &names}, std::pair{&row, &values}}) {
-    std::stringstream fields(*text);
-    for (std::string f; std::getline(fields, f, ',');) out->push_back(f);
-  }
-  const auto column = std::find(names.begin(), names.end(), "wire_tx_bytes_per_iter") - names.begin();
-  ASSERT_LT(static_cast<std::size_t>(column), values.size()) << header << "\n" << row;
-  const double wire = std::stod(values[column]);
+  const double wire = std::stod(consistent_row("wire_tx_bytes_per_iter"));
   EXPECT_GT(wire, 4.0e6);
   EXPECT_LT(wire, 4.4e6);
   // The same host's TCP counters, sampled beside its NIC's: counts, not nan.
   for (const char* name : {"tcp_retransmits_per_iter", "tcp_timeouts_per_iter"}) {
-    const auto at = std::find(names.begin(), names.end(), name) - names.begin();
-    ASSERT_LT(static_cast<std::size_t>(at), values.size()) << name << "\n" << header;
-    const double count = std::stod(values[at]);
+    const double count = std::stod(consistent_row(name));
     EXPECT_GE(count, 0) << name;
     EXPECT_FALSE(std::isnan(count)) << name;
   }
@@ -270,6 +274,26 @@ TEST_F(Experiment, XtkDemoRunsAShortConfig) {
   for (const char* step : {"resnet50/none/step00", "resnet50/consistent/step01"}) {
     EXPECT_EQ(run_json(fs::path(exp()) / step)["status"], "ok") << step;
   }
+  // The port's buffer: the emulated cluster's 4 MB, x 0.2 on the testbed.
+  const auto loaded = run_json(fs::path(exp()) / "resnet50/consistent/step01");
+  EXPECT_EQ(loaded["executor"]["bottleneck_queue"], "800000 bytes (bfifo)") << loaded["executor"];
+  // In B the load is what crossed h0's port, in the trace at h0: the sender's
+  // counters also count what the port dropped and the sender sent again.
+  EXPECT_FALSE(loaded["bottleneck"].contains("source")) << loaded["bottleneck"];
+  EXPECT_EQ(consistent_row("load_source"), "trace");
+  // Table 1's ring counters are sampled on the host that sends the ring's
+  // traffic into h0, as table 7's trace at h0 shows: Gloo sends to the rank before.
+  EXPECT_EQ(loaded["training_nic"]["host"], "h1") << loaded["training_nic"];
+  std::map<std::string, double> into_h0;  // node -> training bytes it sent, as h0 saw them
+  std::ifstream nodes(fs::path(exp()) / "tables" / "node_bandwidth.csv");
+  for (std::string line; std::getline(nodes, line);) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string v; std::getline(fields, v, ',');) f.push_back(v);
+    if (f.size() > 6 && f[1] == "consistent") into_h0[f[4]] = std::stod(f[6]);  // node, train_tx_gbps
+  }
+  EXPECT_GT(into_h0["10.77.0.2"], 10 * into_h0["10.77.0.3"])
+      << "h1 " << into_h0["10.77.0.2"] << ", h2 " << into_h0["10.77.0.3"];
   // Its own testbed (other tests' may run beside it): named in run.json.
   const std::string testbed = run_json(fs::path(exp()) / "resnet50/none/step00")["executor"]["testbed"];
   ASSERT_FALSE(testbed.empty());
