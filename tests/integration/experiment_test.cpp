@@ -274,9 +274,9 @@ TEST_F(Experiment, XtkDemoRunsAShortConfig) {
   for (const char* step : {"resnet50/none/step00", "resnet50/consistent/step01"}) {
     EXPECT_EQ(run_json(fs::path(exp()) / step)["status"], "ok") << step;
   }
-  // The port's buffer: the emulated cluster's 4 MB, x 0.2 on the testbed.
+  // The port's buffer: the emulated cluster's 16 MB, x 0.2 on the testbed.
   const auto loaded = run_json(fs::path(exp()) / "resnet50/consistent/step01");
-  EXPECT_EQ(loaded["executor"]["bottleneck_queue"], "800000 bytes (bfifo)") << loaded["executor"];
+  EXPECT_EQ(loaded["executor"]["bottleneck_queue"], "3200000 bytes (bfifo)") << loaded["executor"];
   // In B the load is what crossed h0's port, in the trace at h0: the sender's
   // counters also count what the port dropped and the sender sent again.
   EXPECT_FALSE(loaded["bottleneck"].contains("source")) << loaded["bottleneck"];
