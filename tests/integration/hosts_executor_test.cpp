@@ -188,8 +188,12 @@ class SshHosts : public ::testing::Test {
   std::string config(int iterations) const {
     std::string file = path("experiment.toml");
     std::ofstream(file) << "[experiment]\nname = \"t\"\nexecutor = \"hosts\"\nlink = \"200M\"\nstep_timeout = \"60s\"\n"
-                        << "[training]\nmodel = \"" << XTK_TINY_MODEL << "\"\nranks = 2\niterations = " << iterations
-                        << "\nwarmup = 0\ntimeout = \"20s\"\n"
+                        << "[training]\nmodel = \"" << XTK_TINY_MODEL << "\"\nranks = 2\niterations = "
+                        << iterations
+                        // Every role starts over ssh: on a loaded 2-core CI machine a rank once
+                        // came 1.7 s after the default 3 s launch margin (plus twice the slowest
+                        // ssh round trip) had passed.
+                        << "\nwarmup = 0\ntimeout = \"20s\"\nstartup = \"8s\"\n"
                         << "[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [0.5]\nwarmup = \"500ms\"\n"
                         << "[capture]\ncounter_period = \"1ms\"\n"
                         << "[hosts]\nfile = \"" << path("hosts.txt") << "\"\nssh_config = \"" << path("ssh_config")
