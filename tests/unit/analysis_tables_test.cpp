@@ -186,18 +186,27 @@ TEST(AnalysisTables, FiguresByHand) {
   EXPECT_EQ(toy_rows, 4);
 
   // Both toy profiles at burst's heaviest load (8.0 Gbit/s): burst's step 2 as
-  // measured; consistent's between its steps 7 (7.0, 13 ms) and 8 (8.01, 20 ms),
-  // ln-linear: exp(ln 13000 + f (ln 20000 - ln 13000)), f = (8.0 - 7.0) / (8.01 - 7.0).
+  // measured; consistent's between its steps 7 (7.0, 13 ms) and 8 (8.01, 20 ms)
+  // by the law of its best fit (n = 1/2, C = 10 Gbit/s; table 5): ln t linear in
+  // u = (C - x)^-n, exp(ln 13000 + f (ln 20000 - ln 13000)), f = (u(8.0) - u(7.0)) /
+  // (u(8.01) - u(7.0)); linear in x itself it would read 0.15 % higher.
   const double x = step("toy", "burst", 2).measured_load_bps, x7 = step("toy", "consistent", 7).measured_load_bps,
                x8 = step("toy", "consistent", 8).measured_load_bps;
+  const auto fits = table(tables, "fits").table.to_json();
+  EXPECT_EQ(fits[7]["profile"], "consistent");
+  EXPECT_DOUBLE_EQ(fits[7]["n"].get<double>(), 0.5);
+  EXPECT_EQ(fits[7]["best"], "yes");
+  const auto u = [](double load) { return 1 / std::sqrt(10e9 - load); };
+  const double f = (u(x) - u(x7)) / (u(x8) - u(x7));
   const auto eq = table(tables, "equal_load").table.to_json();
   ASSERT_EQ(eq.size(), 3u);
   EXPECT_EQ(eq[1]["profile"], "burst");
   EXPECT_NEAR(eq[1]["load_gbps"].get<double>(), x / 1e9, 1e-12);
   EXPECT_NEAR(eq[1]["mean_us"].get<double>(), 30000.0, 1e-6);
   EXPECT_EQ(eq[2]["between_steps"], "7-8");
-  EXPECT_NEAR(eq[2]["mean_us"].get<double>(),
-              std::exp(std::log(13000.0) + (x - x7) / (x8 - x7) * std::log(20000.0 / 13000)), 1e-6);
+  EXPECT_NEAR(eq[2]["mean_us"].get<double>(), std::exp(std::log(13000.0) + f * std::log(20000.0 / 13000)), 1e-6);
+  EXPECT_LT(eq[2]["mean_us"].get<double>(),
+            std::exp(std::log(13000.0) + (x - x7) / (x8 - x7) * std::log(20000.0 / 13000)) * 0.999);
   EXPECT_NEAR(eq[2]["mean_slowdown"].get<double>(), eq[2]["mean_us"].get<double>() / 8000, 1e-12);
 
   // Trace steps: node0 shares the bottleneck and carries the cross traffic;
