@@ -197,8 +197,8 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 
   const auto* e = r.table("experiment");
   r.known(e, "experiment",
-          {"name", "out", "executor", "configuration", "link", "shape_host_nics", "bottleneck_buffer", "emulate_link",
-           "emulation", "seed", "repetitions", "step_timeout"});
+          {"name", "out", "executor", "configuration", "link", "shape_host_nics", "bottleneck_buffer",
+           "congestion_control", "emulate_link", "emulation", "seed", "repetitions", "step_timeout"});
   r.get(e, "name", c.name);
   r.get(e, "out", c.out);
   std::string executor = "netns", configuration = "B";
@@ -244,6 +244,19 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
                             static_cast<std::uint64_t>(
                                 std::ceil(static_cast<double>(least) / c.emulation.byte_scale(c.link_bps))),
                             c.emulation.on() ? " of the emulated cluster" : ""));
+    }
+  }
+  if (const auto* n = r.node(e, "congestion_control")) {
+    r.get(e, "congestion_control", c.congestion_control);
+    if (c.executor != ExecutorKind::netns) {
+      r.fail(n,
+             "'congestion_control' sets the netns testbed hosts' default: a real host's is its own "
+             "net.ipv4.tcp_congestion_control");
+    }
+    if (!valid_congestion_control(c.congestion_control) || c.congestion_control.empty()) {
+      r.fail(n, fmt::format("'congestion_control' '{}' is not a kernel name (lower-case letters, digits, '_'; at "
+                            "most 15), e.g. cubic",
+                            c.congestion_control));
     }
   }
   r.get(e, "seed", c.seed);

@@ -51,6 +51,9 @@ struct ExperimentConfig {
   // The buffer on the testbed: a buffer holds bytes, so it scales as the
   // flows it queues do (emulation's byte scale).
   std::uint64_t testbed_buffer_bytes() const;
+  // netns: every host's default TCP congestion control (the training job's
+  // and the cross traffic's sockets); empty: this machine's default.
+  std::string congestion_control;
   Emulation emulation;
   std::uint64_t seed = 1;
   std::uint32_t repetitions = 1;

@@ -13,6 +13,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "testbed/testbed.hpp"
+#include "transport/socket.hpp"
 
 namespace xtk {
 namespace {
@@ -47,6 +48,7 @@ class NetnsExecutor final : public Executor {
       nic.host = h;
       spec.shaping.push_back(nic);
     }
+    spec.congestion_control = config.congestion_control;
     testbed_ = std::make_unique<Testbed>(spec);
   }
 
@@ -70,6 +72,9 @@ class NetnsExecutor final : public Executor {
                                        s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")},
             {"bottleneck_queue", s.queue_bytes > 0 ? fmt::format("{} bytes (bfifo)", s.queue_bytes)
                                                    : std::string("1000 packets (the qdisc's own)")},
+            {"congestion_control", spec.congestion_control.empty()
+                                       ? default_congestion_control() + " (this machine's default)"
+                                       : spec.congestion_control},
             {"host_links", spec.shaping.size() > 1 ? fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)
                                                    : std::string("unshaped")}};
   }

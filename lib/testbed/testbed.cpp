@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -46,6 +47,22 @@ void steer(const std::string& ns, const std::string& dev, const std::vector<int>
   for (int cpu : cpus) mask |= std::uint64_t{1} << cpu;
   run_checked({"ip", "netns", "exec", ns, "sh", "-c",
                fmt::format("echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus", mask, dev)});
+}
+
+// Sets the namespace's default TCP congestion control. Writing the sysctl as
+// root also loads the algorithm's module, and allows it for every socket.
+void set_default_congestion_control(const std::string& ns, const std::string& name) {
+  const auto result = run_command({"ip", "netns", "exec", ns, "sh", "-c",
+                                   fmt::format("echo {} > /proc/sys/net/ipv4/tcp_congestion_control", name)});
+  if (!result.ok()) {
+    std::ifstream available("/proc/sys/net/ipv4/tcp_available_congestion_control");
+    std::string names;
+    std::getline(available, names);
+    throw Error(
+        fmt::format("congestion control '{}': the kernel refused it in {} (available: {}; load its module, "
+                    "e.g. modprobe tcp_{})",
+                    name, ns, names, name));
+  }
 }
 
 }  // namespace
@@ -148,6 +165,10 @@ Testbed::Testbed(TestbedSpec spec) : spec_(std::move(spec)) {
                       spec_.offloads ? ", GSO super-packets with offloads on" : ""));
     }
   }
+  if (const auto& cc = spec_.congestion_control; !cc.empty() && !valid_congestion_control(cc)) {
+    throw UsageError(
+        fmt::format("congestion control '{}' is not a kernel name (lower-case letters, digits, '_'; at most 15)", cc));
+  }
   tear_down(spec_.name);
   try {
     build();
@@ -194,6 +215,7 @@ void Testbed::build() {
       steer(ns, "eth0", spec_.net_cpus);
       steer(sw, port, spec_.net_cpus);
     }
+    if (!spec_.congestion_control.empty()) set_default_congestion_control(ns, spec_.congestion_control);
   }
   for (const auto& s : spec_.shaping) {
     const auto [ns, dev] = shaped_interface(s);

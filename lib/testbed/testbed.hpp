@@ -42,6 +42,10 @@ struct TestbedSpec {
   // whole testbed (switch, shapers, receivers) runs on these CPUs, as IRQ
   // affinity keeps it off a real host's timing cores. Empty: where it falls.
   std::vector<int> net_cpus;
+  // Every host's default TCP congestion control (net.ipv4.tcp_congestion_control
+  // in its namespace), so results do not hang on this machine's default.
+  // Empty: the one each namespace takes from the machine's.
+  std::string congestion_control;
 
   // The least queue a shaping rule may set: two of the largest packets the
   // testbed sends (GSO super-packets with offloads on, else full frames).

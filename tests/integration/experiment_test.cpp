@@ -277,6 +277,8 @@ TEST_F(Experiment, XtkDemoRunsAShortConfig) {
   // The port's buffer: the emulated cluster's 16 MB, x 0.2 on the testbed.
   const auto loaded = run_json(fs::path(exp()) / "resnet50/consistent/step01");
   EXPECT_EQ(loaded["executor"]["bottleneck_queue"], "3200000 bytes (bfifo)") << loaded["executor"];
+  // Every host's TCP is CUBIC, Linux's default, whatever this machine's default.
+  EXPECT_EQ(loaded["executor"]["congestion_control"], "cubic") << loaded["executor"];
   // In B the load is what crossed h0's port, in the trace at h0: the sender's
   // counters also count what the port dropped and the sender sent again.
   EXPECT_FALSE(loaded["bottleneck"].contains("source")) << loaded["bottleneck"];

@@ -289,6 +289,47 @@ TEST(Testbed, TearDownLeavesNoNamespaces) {
   EXPECT_EQ(small.min_queue_bytes(), 3028u);
 }
 
+// congestion_control: every host's namespace takes it as its default, the
+// machine's own stays; a name the kernel lacks fails the build, naming it.
+TEST(Testbed, CongestionControlIsEveryHostsDefault) {
+  if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+  const auto machine = [] {
+    std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
+    std::string name;
+    std::getline(in, name);
+    return name;
+  }();
+  TestbedSpec spec;
+  spec.name = "cc" + std::to_string(::getpid() % 100000);
+  spec.hosts = 2;
+  spec.congestion_control = machine == "reno" ? "cubic" : "reno";  // both are built into Debian's kernels
+  {
+    Testbed testbed(spec);
+    for (std::size_t h = 0; h < spec.hosts; ++h) {
+      EXPECT_EQ(
+          run_checked({"ip", "netns", "exec", testbed.host_ns(h), "cat", "/proc/sys/net/ipv4/tcp_congestion_control"}),
+          spec.congestion_control + "\n");
+    }
+  }
+  std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string after;
+  std::getline(in, after);
+  EXPECT_EQ(after, machine);
+  spec.congestion_control = "nosuchcc";
+  try {
+    Testbed testbed(spec);
+    ADD_FAILURE() << "a congestion control the kernel lacks was accepted";
+  } catch (const UsageError&) {
+    ADD_FAILURE() << "a well-formed name is not a usage error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'nosuchcc'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("available: "), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(run_checked({"ip", "netns", "list"}).find("xtk-" + spec.name + "-"), std::string::npos);
+  spec.congestion_control = "BBR";
+  EXPECT_THROW(Testbed{spec}, UsageError);
+}
+
 // --net-cpus: every interface of the testbed steers its receive processing
 // (RPS) to the CPUs given.
 TEST(Testbed, NetCpusSteersEveryInterface) {

@@ -48,6 +48,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   up->add_option("--net-cpus", net_cpus,
                  "run the testbed's packet processing on these CPUs (RPS on every interface), e.g. 0: keeps it "
                  "off the cores that time flows, as IRQ affinity does on real hosts");
+  up->add_option("--cc", spec.congestion_control,
+                 "every host's default TCP congestion control (net.ipv4.tcp_congestion_control in its namespace), "
+                 "e.g. cubic; default: the machine's");
   up->add_flag("--no-offloads", no_offloads, "turn TSO/GSO/GRO off (MTU-size frames on the wire)");
   up->add_flag("--json", json, "print the hosts as JSON");
 
