@@ -12,17 +12,18 @@ namespace xtk {
 
 nlohmann::json parse_host_answer(std::string_view text) {
   nlohmann::json nic = {{"driver", "unknown"}, {"version", "unknown"}, {"firmware", "unknown"}};
-  std::string kernel = "unknown";
+  std::string kernel = "unknown", congestion_control = "unknown";
   std::istringstream lines{std::string(text)};
   for (std::string line; std::getline(lines, line);) {
     const auto colon = line.find(": ");
     const std::string key = line.substr(0, colon), value = colon == std::string::npos ? "" : line.substr(colon + 2);
     if (key == "kernel") kernel = value.empty() ? "unknown" : value;
+    if (key == "tcp_congestion_control" && !value.empty()) congestion_control = value;
     if (key == "driver") nic["driver"] = value;
     if (key == "version") nic["version"] = value;
     if (key == "firmware-version") nic["firmware"] = value;
   }
-  return {{"kernel", kernel}, {"nic", nic}};
+  return {{"kernel", kernel}, {"tcp_congestion_control", congestion_control}, {"nic", nic}};
 }
 
 nlohmann::json describe_hosts(Executor& executor, const std::string& scratch_dir) {
@@ -33,7 +34,10 @@ nlohmann::json describe_hosts(Executor& executor, const std::string& scratch_dir
     const std::string log = (fs::path(scratch_dir) / fmt::format("host-{}.txt", h)).string();
     const std::string iface = executor.interface(h);
     const std::string command = fmt::format(
-        "echo \"kernel: $(uname -r)\"; command -v ethtool >/dev/null && ethtool -i {} 2>/dev/null || true", iface);
+        "echo \"kernel: $(uname -r)\"; echo \"tcp_congestion_control: $(cat "
+        "/proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null)\"; command -v ethtool >/dev/null && ethtool -i {} "
+        "2>/dev/null || true",
+        iface);
     auto process = executor.start(h, {"sh", "-c", command}, log);
     process->wait(std::chrono::seconds(20));
     std::ifstream in(log);

@@ -52,22 +52,37 @@ class Experiment : public ::testing::Test {
     return nlohmann::json::parse(in);
   }
 
-  // A column of table 1 (tables/iteration_time.csv) in the consistent step's row.
-  std::string consistent_row(const std::string& column) const {
-    std::ifstream table(fs::path(exp()) / "tables" / "iteration_time.csv");
-    std::string header, row;
+  // The rows of an analysis table (tables/NAME.csv), each by column name.
+  std::vector<std::map<std::string, std::string>> table_rows(const std::string& name) const {
+    const auto split = [](const std::string& line) {
+      std::vector<std::string> fields;
+      std::stringstream in(line);
+      for (std::string f; std::getline(in, f, ',');) fields.push_back(f);
+      return fields;
+    };
+    std::ifstream table(fs::path(exp()) / "tables" / (name + ".csv"));
+    std::string header;
     std::getline(table, header);
+    const auto names = split(header);
+    std::vector<std::map<std::string, std::string>> rows;
     for (std::string line; std::getline(table, line);) {
-      if (line.find("consistent") != std::string::npos) row = line;
+      const auto values = split(line);
+      auto& row = rows.emplace_back();
+      for (std::size_t i = 0; i < names.size() && i < values.size(); ++i) row[names[i]] = values[i];
     }
-    std::vector<std::string> names, values;
-    for (auto [text, out] : {std::pair{&header, &names}, std::pair{&row, &values}}) {
-      std::stringstream fields(*text);
-      for (std::string f; std::getline(fields, f, ',');) out->push_back(f);
+    return rows;
+  }
+
+  // A column of table 1 (iteration_time) in the consistent step's row.
+  std::string consistent_row(const std::string& column) const {
+    std::string value;
+    for (const auto& row : table_rows("iteration_time")) {
+      if (row.count("profile") != 0 && row.at("profile") == "consistent" && row.count(column) != 0) {
+        value = row.at(column);
+      }
     }
-    const auto at = static_cast<std::size_t>(std::find(names.begin(), names.end(), column) - names.begin());
-    EXPECT_LT(at, values.size()) << column << "\n" << header << "\n" << row;
-    return at < values.size() ? values[at] : "nan";
+    EXPECT_FALSE(value.empty()) << "no column " << column << " in a consistent row of table 1";
+    return value.empty() ? "nan" : value;
   }
 
   fs::path dir_;
@@ -279,6 +294,7 @@ TEST_F(Experiment, XtkDemoRunsAShortConfig) {
   EXPECT_EQ(loaded["executor"]["bottleneck_queue"], "3200000 bytes (bfifo)") << loaded["executor"];
   // Every host's TCP is CUBIC, Linux's default, whatever this machine's default.
   EXPECT_EQ(loaded["executor"]["congestion_control"], "cubic") << loaded["executor"];
+  for (const auto& host : loaded["provenance"]["hosts"]) EXPECT_EQ(host["tcp_congestion_control"], "cubic") << host;
   // In B the load is what crossed h0's port, in the trace at h0: the sender's
   // counters also count what the port dropped and the sender sent again.
   EXPECT_FALSE(loaded["bottleneck"].contains("source")) << loaded["bottleneck"];
@@ -287,12 +303,10 @@ TEST_F(Experiment, XtkDemoRunsAShortConfig) {
   // traffic into h0, as table 7's trace at h0 shows: Gloo sends to the rank before.
   EXPECT_EQ(loaded["training_nic"]["host"], "h1") << loaded["training_nic"];
   std::map<std::string, double> into_h0;  // node -> training bytes it sent, as h0 saw them
-  std::ifstream nodes(fs::path(exp()) / "tables" / "node_bandwidth.csv");
-  for (std::string line; std::getline(nodes, line);) {
-    std::vector<std::string> f;
-    std::stringstream fields(line);
-    for (std::string v; std::getline(fields, v, ',');) f.push_back(v);
-    if (f.size() > 6 && f[1] == "consistent") into_h0[f[4]] = std::stod(f[6]);  // node, train_tx_gbps
+  for (const auto& row : table_rows("node_bandwidth")) {
+    if (row.count("train_tx_gbps") != 0 && row.at("profile") == "consistent") {
+      into_h0[row.at("node")] = std::stod(row.at("train_tx_gbps"));
+    }
   }
   EXPECT_GT(into_h0["10.77.0.2"], 10 * into_h0["10.77.0.3"])
       << "h1 " << into_h0["10.77.0.2"] << ", h2 " << into_h0["10.77.0.3"];

@@ -289,6 +289,32 @@ TEST(Testbed, TearDownLeavesNoNamespaces) {
   EXPECT_EQ(small.min_queue_bytes(), 3028u);
 }
 
+// /queue=BYTES: htb's class gets a bfifo of that many bytes, tbf that limit
+// (tc reports it as the latency it makes at the rate after the bucket).
+TEST(Testbed, ShapersQueueTheirBytes) {
+  if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+  TestbedSpec spec;
+  spec.name = "q" + std::to_string(::getpid() % 100000);
+  spec.shaping = {parse_shaping("port:h0=1G/tbf/queue=200KB"), parse_shaping("port:h1=1G/queue=300KB")};
+  Testbed testbed(spec);
+  const auto qdiscs = [&](const std::string& dev) {
+    return nlohmann::json::parse(
+        run_checked({"ip", "netns", "exec", testbed.switch_ns(), "tc", "-j", "qdisc", "show", "dev", dev}));
+  };
+  const auto tbf = qdiscs("p0").at(0);
+  ASSERT_EQ(tbf["kind"], "tbf") << tbf;
+  const double bucket = tbf["options"]["burst"], bytes_per_s = tbf["options"]["rate"];
+  EXPECT_NEAR(tbf["options"]["lat"].get<double>(), (200'000 - bucket) / bytes_per_s * 1e6, 1.0) << tbf;
+  bool bfifo = false;
+  for (const auto& q : qdiscs("p1")) {
+    if (q["kind"] != "bfifo") continue;
+    bfifo = true;
+    EXPECT_EQ(q["parent"], "1:1") << q;
+    EXPECT_EQ(q["options"]["limit"], 300'000) << q;
+  }
+  EXPECT_TRUE(bfifo) << qdiscs("p1");
+}
+
 // congestion_control: every host's namespace takes it as its default, the
 // machine's own stays; a name the kernel lacks fails the build, naming it.
 TEST(Testbed, CongestionControlIsEveryHostsDefault) {

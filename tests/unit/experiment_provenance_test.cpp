@@ -14,9 +14,11 @@ namespace {
 
 TEST(Provenance, HostAnswerGivesKernelAndNic) {
   const auto j = parse_host_answer(
-      "kernel: 6.1.0-18-amd64\ndriver: mlx5_core\nversion: 24.10-1.1.4\nfirmware-version: 28.39.1002 (MT_0000000838)\n"
+      "kernel: 6.1.0-18-amd64\ntcp_congestion_control: cubic\ndriver: mlx5_core\nversion: "
+      "24.10-1.1.4\nfirmware-version: 28.39.1002 (MT_0000000838)\n"
       "bus-info: 0000:17:00.0\n");
   EXPECT_EQ(j["kernel"], "6.1.0-18-amd64");
+  EXPECT_EQ(j["tcp_congestion_control"], "cubic");
   EXPECT_EQ(j["nic"]["driver"], "mlx5_core");
   EXPECT_EQ(j["nic"]["version"], "24.10-1.1.4");
   EXPECT_EQ(j["nic"]["firmware"], "28.39.1002 (MT_0000000838)");
@@ -26,7 +28,9 @@ TEST(Provenance, HostWithoutEthtoolSaysUnknown) {
   const auto j = parse_host_answer("kernel: 6.8.0\n");
   EXPECT_EQ(j["kernel"], "6.8.0");
   EXPECT_EQ(j["nic"]["driver"], "unknown");
+  EXPECT_EQ(j["tcp_congestion_control"], "unknown");
   EXPECT_EQ(parse_host_answer("")["kernel"], "unknown");
+  EXPECT_EQ(parse_host_answer("tcp_congestion_control: \n")["tcp_congestion_control"], "unknown");
 }
 
 TEST(Provenance, NcclAndCudaVersionsFromARanksLog) {
