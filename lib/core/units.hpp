@@ -45,6 +45,8 @@ double parse_share(std::string_view text);
 // digits and '_', at most kCongestionControlNameMax (TCP_CA_NAME_MAX is 16
 // with the terminator). Empty passes: "the default".
 inline constexpr std::size_t kCongestionControlNameMax = 15;
+// What a name may be, for error messages.
+inline constexpr std::string_view kCongestionControlNameRule = "lower-case letters, digits, '_'; at most 15";
 bool valid_congestion_control(std::string_view name);
 
 std::string format_rate(double bps);           // "25.00 Gbit/s"

@@ -254,9 +254,8 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
              "net.ipv4.tcp_congestion_control");
     }
     if (!valid_congestion_control(c.congestion_control) || c.congestion_control.empty()) {
-      r.fail(n, fmt::format("'congestion_control' '{}' is not a kernel name (lower-case letters, digits, '_'; at "
-                            "most 15), e.g. cubic",
-                            c.congestion_control));
+      r.fail(n, fmt::format("'congestion_control' '{}' is not a congestion control name ({}), e.g. cubic",
+                            c.congestion_control, kCongestionControlNameRule));
     }
   }
   r.get(e, "seed", c.seed);

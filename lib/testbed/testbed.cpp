@@ -166,8 +166,7 @@ Testbed::Testbed(TestbedSpec spec) : spec_(std::move(spec)) {
     }
   }
   if (const auto& cc = spec_.congestion_control; !cc.empty() && !valid_congestion_control(cc)) {
-    throw UsageError(
-        fmt::format("congestion control '{}' is not a kernel name (lower-case letters, digits, '_'; at most 15)", cc));
+    throw UsageError(fmt::format("'{}' is not a congestion control name ({})", cc, kCongestionControlNameRule));
   }
   tear_down(spec_.name);
   try {

@@ -136,7 +136,7 @@ WeightedMix<std::string> parse_congestion_control_mix(std::string_view text, std
   for (const auto& item : split_items(text, flag, false)) {
     if (!valid_congestion_control(item.value)) {
       throw UsageError(
-          fmt::format("{}: '{}' is not a congestion control name (lower-case letters, digits, '_')", flag, item.value));
+          fmt::format("{}: '{}' is not a congestion control name ({})", flag, item.value, kCongestionControlNameRule));
     }
     mix.add(std::string(item.value), item.weight);
   }

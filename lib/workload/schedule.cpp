@@ -272,7 +272,7 @@ bool ScheduleReader::next(Flow& flow) {
     if (cc_column_ >= 0) {
       const auto& f = fields[cc_column_];
       if (!valid_congestion_control(f)) {
-        fail(fmt::format("cc '{}' is not a congestion control name (lower-case letters, digits, '_'; at most 15)", f));
+        fail(fmt::format("cc '{}' is not a congestion control name ({})", f, kCongestionControlNameRule));
       }
       flow.cc = f;
     }

@@ -87,11 +87,11 @@ TEST(ExperimentConfig, CongestionControlIsTheTestbedHostsDefault) {
   EXPECT_EQ(parse_experiment_config("[experiment]\ncongestion_control = \"cubic\"\n", "e.toml").congestion_control,
             "cubic");
   EXPECT_EQ(error_of("[experiment]\ncongestion_control = \"CUBIC\"\n"),
-            "e.toml:2: 'congestion_control' 'CUBIC' is not a kernel name (lower-case letters, digits, '_'; at most "
-            "15), e.g. cubic");
+            "e.toml:2: 'congestion_control' 'CUBIC' is not a congestion control name (lower-case letters, digits, "
+            "'_'; at most 15), e.g. cubic");
   EXPECT_EQ(error_of("[experiment]\ncongestion_control = \"\"\n"),
-            "e.toml:2: 'congestion_control' '' is not a kernel name (lower-case letters, digits, '_'; at most 15), "
-            "e.g. cubic");
+            "e.toml:2: 'congestion_control' '' is not a congestion control name (lower-case letters, digits, '_'; at "
+            "most 15), e.g. cubic");
   EXPECT_EQ(error_of("[experiment]\nexecutor = \"slurm\"\ncongestion_control = \"cubic\"\n"),
             "e.toml:3: 'congestion_control' sets the netns testbed hosts' default: a real host's is its own "
             "net.ipv4.tcp_congestion_control");
