@@ -13,12 +13,12 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <thread>
 
 #include "core/cpu_latency.hpp"
 #include "core/error.hpp"
+#include "core/kernel_files.hpp"
 #include "core/units.hpp"
 
 namespace xtk {
@@ -37,13 +37,6 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
     i = j + 1;
   }
   return out;
-}
-
-std::string read_line(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
 }
 
 std::vector<int> allowed_cpus() {
@@ -144,14 +137,14 @@ std::vector<int> interface_interrupt_cpus(const std::string& interface) {
     for (const auto& entry : fs::directory_iterator(dir, ec)) irqs.push_back(entry.path().filename().string());
   }
   if (irqs.empty()) {
-    const std::string legacy = read_line(device / "irq");
+    const std::string legacy = read_first_line(device / "irq");
     if (!legacy.empty() && legacy != "0") irqs.push_back(legacy);
   }
   std::set<int> cpus;
   for (const auto& irq : irqs) {
     const fs::path dir = fs::path("/proc/irq") / irq;
-    std::string list = read_line(dir / "effective_affinity_list");
-    if (list.empty()) list = read_line(dir / "smp_affinity_list");
+    std::string list = read_first_line(dir / "effective_affinity_list");
+    if (list.empty()) list = read_first_line(dir / "smp_affinity_list");
     if (list.empty()) continue;
     try {
       for (int cpu : parse_cpu_list(list, dir.string())) cpus.insert(cpu);

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/kernel_files.hpp"
 #include "core/process.hpp"
 #include "core/units.hpp"
 
@@ -55,13 +55,10 @@ void set_default_congestion_control(const std::string& ns, const std::string& na
   const auto result = run_command({"ip", "netns", "exec", ns, "sh", "-c",
                                    fmt::format("echo {} > /proc/sys/net/ipv4/tcp_congestion_control", name)});
   if (!result.ok()) {
-    std::ifstream available("/proc/sys/net/ipv4/tcp_available_congestion_control");
-    std::string names;
-    std::getline(available, names);
     throw Error(
         fmt::format("congestion control '{}': the kernel refused it in {} (available: {}; load its module, "
                     "e.g. modprobe tcp_{})",
-                    name, ns, names, name));
+                    name, ns, read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control"), name));
   }
 }
 

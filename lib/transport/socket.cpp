@@ -12,9 +12,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 
 #include "core/error.hpp"
+#include "core/kernel_files.hpp"
 
 namespace xtk {
 
@@ -170,17 +170,6 @@ int socket_error(int fd) {
   return error;
 }
 
-namespace {
-
-std::string sysctl_line(const char* path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-}  // namespace
-
 std::string congestion_control_problem(const std::string& name) {
   const Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return fmt::format("cannot open a socket to try it: {}", std::strerror(errno));
@@ -189,17 +178,17 @@ std::string congestion_control_problem(const std::string& name) {
   if (error == ENOENT) {
     return fmt::format(
         "this kernel has no congestion control '{}' (available: {}; load its module, e.g. modprobe tcp_{})", name,
-        sysctl_line("/proc/sys/net/ipv4/tcp_available_congestion_control"), name);
+        read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control"), name);
   }
   if (error == EPERM) {
     return fmt::format(
         "'{}' is not allowed for this process (net.ipv4.tcp_allowed_congestion_control = '{}'; "
         "add it there or run as root)",
-        name, sysctl_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control"));
+        name, read_first_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control"));
   }
   return fmt::format("'{}': {}", name, std::strerror(error));
 }
 
-std::string default_congestion_control() { return sysctl_line("/proc/sys/net/ipv4/tcp_congestion_control"); }
+std::string default_congestion_control() { return read_first_line("/proc/sys/net/ipv4/tcp_congestion_control"); }
 
 }  // namespace xtk

@@ -14,6 +14,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/kernel_files.hpp"
 #include "core/process.hpp"
 #include "core/units.hpp"
 #include "testbed/testbed.hpp"
@@ -319,12 +320,8 @@ TEST(Testbed, ShapersQueueTheirBytes) {
 // machine's own stays; a name the kernel lacks fails the build, naming it.
 TEST(Testbed, CongestionControlIsEveryHostsDefault) {
   if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
-  const auto machine = [] {
-    std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
-    std::string name;
-    std::getline(in, name);
-    return name;
-  }();
+  const std::string sysctl = "/proc/sys/net/ipv4/tcp_congestion_control";
+  const std::string machine = read_first_line(sysctl);
   TestbedSpec spec;
   spec.name = "cc" + std::to_string(::getpid() % 100000);
   spec.hosts = 2;
@@ -332,15 +329,11 @@ TEST(Testbed, CongestionControlIsEveryHostsDefault) {
   {
     Testbed testbed(spec);
     for (std::size_t h = 0; h < spec.hosts; ++h) {
-      EXPECT_EQ(
-          run_checked({"ip", "netns", "exec", testbed.host_ns(h), "cat", "/proc/sys/net/ipv4/tcp_congestion_control"}),
-          spec.congestion_control + "\n");
+      EXPECT_EQ(run_checked({"ip", "netns", "exec", testbed.host_ns(h), "cat", sysctl}),
+                spec.congestion_control + "\n");
     }
   }
-  std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
-  std::string after;
-  std::getline(in, after);
-  EXPECT_EQ(after, machine);
+  EXPECT_EQ(read_first_line(sysctl), machine);
   spec.congestion_control = "nosuchcc";
   try {
     Testbed testbed(spec);
