@@ -85,8 +85,7 @@ std::string_view to_string(LoadSource source) {
 
 double Step::percentile_us(double q) const { return percentile_sorted(iter_us, q); }
 
-double counter_load_bps(std::string_view content, const std::string& path, std::string_view source,
-                        std::string_view counter, Window window) {
+int byte_counter_unit(const std::string& path, std::string_view counter) {
   const int unit = counter_bytes_per_unit(counter);
   if (unit == 0) {
     throw InputError(path, 0,
@@ -94,6 +93,12 @@ double counter_load_bps(std::string_view content, const std::string& path, std::
                                  "port_rcv_data)",
                                  counter));
   }
+  return unit;
+}
+
+double counter_load_bps(std::string_view content, const std::string& path, std::string_view source,
+                        std::string_view counter, Window window) {
+  const int unit = byte_counter_unit(path, counter);
   const auto in_window = counter_increase_in(content, path, source, counter, window);
   if (!(in_window.seconds > 0)) {
     throw InputError(path, 0,
@@ -370,8 +375,19 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     const std::string counters = read_text_file(info.training_counters, "counters");
     const double window_s = static_cast<double>(step.window.end_ns - step.window.start_ns) * 1e-9;
     const double iterations = static_cast<double>(step.iter_us.size());
-    const double bps = counter_load_bps(counters, info.training_counters, nic.source, nic.counter, step.window);
-    step.wire_tx_bytes_per_iter = bps / 8 * window_s / iterations;
+    // A diagnostic beside the load: samples that miss the window (a sampler
+    // that started late on a loaded host) leave it nan, with a note, rather
+    // than failing the step's other figures.
+    const auto sent = counter_increase_in(counters, info.training_counters, nic.source, nic.counter, step.window);
+    if (sent.seconds > 0) {
+      const double wire_bytes = sent.increase * byte_counter_unit(info.training_counters, nic.counter);
+      step.wire_tx_bytes_per_iter = wire_bytes / sent.seconds * window_s / iterations;
+    } else {
+      step.notes.push_back(
+          fmt::format("{}: no usable samples of {} {} inside the iterations' window {}: "
+                      "wire_tx_bytes_per_iter is nan",
+                      info.training_counters, nic.source, nic.counter, window_text(step.window)));
+    }
     // Over the part of the window the samples cover, scaled to all of it, as the bytes are.
     const auto per_iter = [&](std::string_view name) {
       const auto c = counter_increase_in(counters, info.training_counters, kTcpCounterSource, name, step.window);

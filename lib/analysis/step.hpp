@@ -49,6 +49,7 @@ struct Step {
   LoadSource load_source = LoadSource::none;
   std::vector<NodeBandwidth> nodes;      // from training trace bins, sorted by node
   std::optional<Stragglers> stragglers;  // from the collectives files, when the step has them
+  std::vector<std::string> notes;        // why a figure the step's files should give is nan
 
   double capacity_bps() const { return info.bottleneck.link_bps; }
   double available_bps() const { return capacity_bps() - measured_load_bps; }
@@ -77,6 +78,9 @@ Step load_step(const StepInfo& info, const StepOptions& options);
 
 // The measured-load sources, on file content (exposed for tests). Each throws
 // InputError naming `path` when the file has no usable data inside `window`.
+
+// Bytes per unit of `counter` (a counter that counts no bytes: InputError naming `path`).
+int byte_counter_unit(const std::string& path, std::string_view counter);
 
 // Mean rate of a cumulative byte counter over the window: every interval
 // between two samples, neither of them slow, counts by its overlap with the

@@ -206,6 +206,20 @@ TEST(AnalysisLoad, TrainingNicGivesWireBytesPerIteration) {
   EXPECT_NEAR(with_tcp.wire_tx_bytes_per_iter, 4e6, 1);
   EXPECT_NEAR(with_tcp.tcp_retransmits_per_iter, 6, 1e-9);  // 12 in the two iterations' window
   EXPECT_NEAR(with_tcp.tcp_timeouts_per_iter, 0.5, 1e-9);   // the one at 1.5 s
+  EXPECT_TRUE(with_tcp.notes.empty());
+  // A sampler that began after the iterations (a loaded host): the step still
+  // loads, its wire and TCP figures are nan, and a note names the file.
+  std::string late = kCounters;
+  for (int i = 7; i <= 9; ++i) late += fmt::format("{0},{0},net:eth0,tx_bytes,{1},0\n", i * 500'000'000LL, i * 10);
+  write("counters_training.csv", late);
+  const auto missed = load_step(read_step_info(dir.string()), {});
+  EXPECT_NEAR(missed.mean_us, 1e6, 1e-6);
+  EXPECT_TRUE(std::isnan(missed.wire_tx_bytes_per_iter));
+  EXPECT_TRUE(std::isnan(missed.tcp_retransmits_per_iter));
+  ASSERT_EQ(missed.notes.size(), 1U);
+  EXPECT_NE(missed.notes[0].find("counters_training.csv: no usable samples of net:eth0 tx_bytes"), std::string::npos)
+      << missed.notes[0];
+  EXPECT_NE(missed.notes[0].find("wire_tx_bytes_per_iter is nan"), std::string::npos) << missed.notes[0];
   std::filesystem::remove_all(dir);
 
   const auto without_nic = R"({"format_version": 1, "step": 0, "model": "m", "ranks": 1,

@@ -27,6 +27,9 @@ void run_tables(const an::TablesFlags& f) {
   const auto options = an::to_options(f);
   const auto experiment = an::load_experiment(f.dir, options);
   for (const auto& note : experiment.skipped) std::cerr << "xtk-analyze: note: skipping " << note << '\n';
+  for (const auto& step : experiment.steps) {
+    for (const auto& note : step.notes) std::cerr << "xtk-analyze: note: " << note << '\n';
+  }
   auto tables = an::make_tables(experiment, options);
   if (!f.only.empty()) {
     const std::set<std::string> wanted(f.only.begin(), f.only.end());
