@@ -45,7 +45,12 @@ struct Step {
   // Its host's TCP retransmitted segments and retransmission timeouts per
   // iteration; NaN where the counters file lacks them (runs before they were sampled).
   double tcp_retransmits_per_iter = 0, tcp_timeouts_per_iter = 0;
-  double measured_load_bps = 0;
+  double measured_load_bps = 0;  // bytes as the source counts them
+  // Its TCP payload: with a payload share (the netns testbed), counted bytes
+  // less every counted frame's headers, since a GSO or GRO super-packet counts
+  // its segments' headers once; without one, bytes as counted. Flows and the
+  // request are payload already.
+  double measured_payload_bps = 0;
   LoadSource load_source = LoadSource::none;
   std::vector<NodeBandwidth> nodes;      // from training trace bins, sorted by node
   std::optional<Stragglers> stragglers;  // from the collectives files, when the step has them
@@ -54,14 +59,8 @@ struct Step {
   double capacity_bps() const { return info.bottleneck.link_bps; }
   double available_bps() const { return capacity_bps() - measured_load_bps; }
   // What the job's payload can use of the available bandwidth: D counts
-  // gradient bytes, the link and its counters count headers too. A load from
-  // flows.csv or the request is payload already.
-  double available_payload_bps() const {
-    const double share = info.bottleneck.payload_share;
-    return load_source == LoadSource::counters || load_source == LoadSource::trace
-               ? share * available_bps()
-               : share * capacity_bps() - measured_load_bps;
-  }
+  // gradient bytes, the link the headers of every segment too.
+  double available_payload_bps() const { return info.bottleneck.payload_share * capacity_bps() - measured_payload_bps; }
   // Rates and times of the emulated cluster from the testbed's (identity without emulation).
   double emulated_bps(double testbed_bps) const {
     return info.emulation.link_bps > 0 ? testbed_bps * info.emulation.link_bps / capacity_bps() : testbed_bps;
@@ -78,6 +77,9 @@ Step load_step(const StepInfo& info, const StepOptions& options);
 
 // The measured-load sources, on file content (exposed for tests). Each throws
 // InputError naming `path` when the file has no usable data inside `window`.
+
+// The frame counter beside a net: byte counter ("tx_bytes" -> "tx_packets"); nullopt for others.
+std::optional<std::string> frames_counter(std::string_view bytes_counter);
 
 // Bytes per unit of `counter` (a counter that counts no bytes: InputError naming `path`).
 int byte_counter_unit(const std::string& path, std::string_view counter);
@@ -113,6 +115,8 @@ class TraceBins {
   bool has_cross() const { return !cross_.paths.empty(); }
   // Cross-traffic bytes x 8 / covered time; InputError when they miss the window.
   double cross_load_bps() const;
+  // Its frames per second over the same time.
+  double cross_frames_per_s() const;
   // Each host of the training bins: its training traffic sent and received,
   // the p99 of its per-bin send rate over the bins wholly inside the window
   // (bins it did not send in count as 0), and the cross traffic it sent or
@@ -135,7 +139,7 @@ class TraceBins {
 
   Window window_;
   Span cross_, training_;
-  double cross_bytes_ = 0;
+  double cross_bytes_ = 0, cross_frames_ = 0;
   std::map<std::string, Host, std::less<>> hosts_;
 };
 

@@ -368,6 +368,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                     {"load_gbps", 3},
                     {"available_gbps", 3},
                     {"payload_share", 4},
+                    {"available_payload_gbps", 3},
                     {"mean_us", 1},
                     {"data_per_iter_bytes", 0},
                     {"theory_bytes", 0},
@@ -418,13 +419,13 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
       congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
                           static_cast<std::uint64_t>(cp.tangent_points), cp.intersection_x,
                           static_cast<double>(at.info.step), x[cp.nearest], at.available_bps() / kGiga,
-                          at.info.bottleneck.payload_share, at.mean_us, data, d, pct((data - d) / d),
-                          at.emulated_bps(at.measured_load_bps) / kGiga, at.emulated_bps(at.available_bps()) / kGiga,
-                          emulated_data, emulated_d});
+                          at.info.bottleneck.payload_share, at.available_payload_bps() / kGiga, at.mean_us, data, d,
+                          pct((data - d) / d), at.emulated_bps(at.measured_load_bps) / kGiga,
+                          at.emulated_bps(at.available_bps()) / kGiga, emulated_data, emulated_d});
     } else {
       congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
                           static_cast<std::uint64_t>(cp.tangent_points), kNaN, kNaN, kNaN, kNaN,
-                          s.steps.front()->info.bottleneck.payload_share, kNaN, kNaN, d, kNaN, kNaN, kNaN, kNaN,
+                          s.steps.front()->info.bottleneck.payload_share, kNaN, kNaN, kNaN, d, kNaN, kNaN, kNaN, kNaN,
                           emulated_d});
     }
 

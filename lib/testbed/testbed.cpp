@@ -118,9 +118,8 @@ std::pair<std::string, std::string> Testbed::shaped_interface(const Shaping& s) 
 }
 
 double Testbed::tcp_payload_share(std::uint32_t mtu) {
-  constexpr double kIpv4Tcp = 20 + 32;  // IPv4 header, TCP header with the timestamp option
-  constexpr double kEthernet = 14;      // what skb->len adds to the IP packet on a veth
-  return (mtu - kIpv4Tcp) / (mtu + kEthernet);
+  constexpr double kEthernet = 14;  // what skb->len adds to the IP packet on a veth
+  return (mtu + kEthernet - kTcpFrameHeaderBytes) / (mtu + kEthernet);
 }
 
 std::uint64_t TestbedSpec::min_queue_bytes() const {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -22,9 +23,11 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/process.hpp"
+#include "core/units.hpp"
 #include "formats/counters.hpp"
 #include "testbed/testbed.hpp"
 #include "workload/generator.hpp"
+#include "workload/schedule.hpp"
 
 namespace xtk::capture {
 namespace {
@@ -45,12 +48,14 @@ class CaptureTestbed : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
 
-  void build(std::size_t hosts = 2, std::vector<Shaping> shaping = {}) {
+  // Without offloads by default: MTU-size frames, as a NIC puts them on the wire.
+  void build(std::size_t hosts = 2, std::vector<Shaping> shaping = {}, bool offloads = false) {
+    testbed_.reset();  // a testbed of the same name is rebuilt: the old one's teardown would remove it
     TestbedSpec spec;
     spec.name = "cap" + std::to_string(::getpid() % 100000) + "-" + std::to_string(count_);
     spec.hosts = hosts;
     spec.shaping = std::move(shaping);
-    spec.offloads = false;  // MTU-size frames, as a NIC puts them on the wire
+    spec.offloads = offloads;
     testbed_ = std::make_unique<Testbed>(spec);
   }
 
@@ -357,6 +362,59 @@ TEST_F(CaptureTestbed, CounterSamplerSeesAKnownTransfer) {
   // hundred microseconds, so only a rate no clock jitter explains (10x the link) fails.
   EXPECT_GT(tx.max_per_s * 8, 300e6);
   EXPECT_LT(tx.max_per_s * 8, 10e9) << "an impossible rate: a stamp far from its read";
+}
+
+// With offloads on, a NIC counts a GSO super-packet as one frame with one set
+// of headers, where the wire carries one per segment (4.6 % more at MTU 1500):
+// its bytes less each counted frame's headers are the payload either way, as
+// analysis takes a step's load (AnalysisLoad.PayloadIsTheBytesLessEachCountedFramesHeaders).
+TEST_F(CaptureTestbed, CountedBytesLessEachFramesHeadersAreThePayload) {
+  constexpr std::uint64_t kBytes = 20 << 20;
+  {
+    ScheduleWriter schedule(file("one.csv"), {});
+    Flow flow;
+    flow.src = "h0";
+    flow.dst = "h1";
+    flow.size_bytes = kBytes;
+    schedule.write(flow);
+    schedule.close();
+  }
+  // The sender's counters, read whole before and after (a sampler drops the intervals of its slow samples).
+  const auto read_counters = [&] {
+    const auto out = run_checked(testbed_->in_host(0, {"sh", "-c",
+                                                       "cat /sys/class/net/eth0/statistics/tx_bytes "
+                                                       "/sys/class/net/eth0/statistics/tx_packets; "
+                                                       "awk '/^Tcp:/ { if (n++) print $12, $13 }' /proc/net/snmp"}),
+                                 10s);
+    std::istringstream in(out);
+    std::array<double, 4> v{};  // tx_bytes, tx_packets, OutSegs, RetransSegs
+    for (double& x : v) in >> x;
+    return v;
+  };
+  for (const bool offloads : {false, true}) {
+    build(2, {}, offloads);
+    start(1, {XTK_SERVER_BIN, "--listen", "10.77.0.2:7000", "--quiet"}, fmt::format("server-{}.log", offloads));
+    std::this_thread::sleep_for(300ms);
+    const auto before = read_counters();
+    // The flow ends when the server has every byte, so they all crossed eth0.
+    const auto client = run_checked(testbed_->in_host(0, {XTK_CLIENT_BIN, file("one.csv"), "--map", "h1=10.77.0.2",
+                                                          "-o", file("flows.csv"), "--json", "--no-progress"}),
+                                    30s);
+    ASSERT_EQ(nlohmann::json::parse(client)["summary"]["flows_by_status"]["ok"], 1) << client;
+    const auto after = read_counters();
+    const double bytes = after[0] - before[0], frames = after[1] - before[1];
+    const double segments = after[2] - before[2], resent = (after[3] - before[3]) * 1448;
+    if (offloads) {
+      EXPECT_LT(frames, segments / 4) << "no super-packets with offloads on";
+    } else {
+      EXPECT_NEAR(frames, segments, segments * 0.01);
+    }
+    // Retransmitted segments are payload on the wire again; xtk's flow header is 56 bytes.
+    const double payload = bytes - frames * kTcpFrameHeaderBytes;
+    EXPECT_GE(payload, kBytes) << "offloads " << offloads;
+    EXPECT_LE(payload, kBytes + 1000 + resent)
+        << "offloads " << offloads << ": " << bytes << " bytes in " << frames << " frames";
+  }
 }
 
 TEST_F(CaptureTestbed, VanishingAndMissingDevicesEndWithClearMessages) {

@@ -235,3 +235,61 @@ TEST(AnalysisLoad, TrainingNicGivesWireBytesPerIteration) {
 }
 
 }  // namespace xtk::analysis
+
+namespace xtk::analysis {
+
+// With offloads on, a testbed interface counts a GSO super-packet of 40
+// segments as one frame with one set of headers, while the link (the shaper)
+// carries 40. The payload is the bytes less each counted frame's headers,
+// not payload_share x bytes, which would leave the headers the count lacks.
+TEST(AnalysisLoad, PayloadIsTheBytesLessEachCountedFramesHeaders) {
+  const auto dir = std::filesystem::temp_directory_path() / ("xtk_payload_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  // One iteration, realtime [1e9, 2e9].
+  write("iterations.csv",
+        "# xtk-iterations\n# format_version=1\nrank,iter,start_ns,end_ns,iter_us,comm_us,bytes\n"
+        "0,0,1000000000,2000000000,1000000.0,0.0,0\n");
+  // Every 100 ms: 1000 super-packets of 40 x 1448 payload bytes and 66 bytes of headers.
+  constexpr double kFrames = 1000, kPayload = 40 * 1448, kFrame = kPayload + 66;
+  std::string counters = kCounters;
+  std::string bins =
+      "# xtk-trace-bins\n# format_version=1\n# bin_ns=100000000\nbin_start_ns,flow,src,dst,bytes,packets\n";
+  for (int i = 0; i <= 30; ++i) {
+    const long long t = i * 100'000'000LL;
+    counters += fmt::format("{0},{0},net:eth0,tx_bytes,{1:.0f},0\n{0},{0},net:eth0,tx_packets,{2:.0f},0\n", t,
+                            i * kFrames * kFrame, i * kFrames);
+    bins += fmt::format("{},tcp 10.77.0.4:1>10.77.0.1:7000,10.77.0.4,10.77.0.1,{:.0f},{:.0f}\n", t, kFrames * kFrame,
+                        kFrames);
+  }
+  write("counters.csv", counters);
+  write("bins.csv", bins);
+  const auto run_json = [&](const std::string& files) {
+    write("run.json", fmt::format(R"({{"format_version": 1, "step": 1, "model": "m", "ranks": 1,
+      "cross_traffic": {{"profile": "consistent", "load_bps": 5e8}}, "link_bps": 1e9,
+      "bottleneck": {{"host": "10.77.0.1", "source": "net:eth0", "counter": "tx_bytes", "payload_share": {}}},
+      "files": {{"iterations": "iterations.csv", {}}}}})",
+                                  1448.0 / 1514, files));
+  };
+  const double bytes_bps = kFrames * kFrame * 8 / 0.1, payload_bps = kFrames * kPayload * 8 / 0.1;
+  for (const auto& files : {R"("counters": "counters.csv")", R"("trace_bins": {"cross": "bins.csv"})"}) {
+    run_json(files);
+    const auto step = load_step(read_step_info(dir.string()), {});
+    EXPECT_NEAR(step.measured_load_bps, bytes_bps, 1) << files;
+    EXPECT_NEAR(step.measured_payload_bps, payload_bps, 1) << files;
+    EXPECT_NEAR(step.available_payload_bps(), 1e9 * 1448 / 1514 - payload_bps, 1) << files;
+    // The old reading, share x bytes, took 4 % of the link's payload as load that is not there.
+    EXPECT_GT(step.measured_payload_bps - 1448.0 / 1514 * bytes_bps, 0.04 * payload_bps) << files;
+  }
+  // A counters file without the frame count: every byte taken as in full-size segments.
+  std::string bytes_only = kCounters;
+  for (int i = 0; i <= 30; ++i) {
+    bytes_only += fmt::format("{0},{0},net:eth0,tx_bytes,{1:.0f},0\n", i * 100'000'000LL, i * kFrames * kFrame);
+  }
+  write("counters.csv", bytes_only);
+  run_json(R"("counters": "counters.csv")");
+  EXPECT_NEAR(load_step(read_step_info(dir.string()), {}).measured_payload_bps, 1448.0 / 1514 * bytes_bps, 1);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace xtk::analysis
