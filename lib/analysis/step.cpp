@@ -86,6 +86,13 @@ std::string_view to_string(LoadSource source) {
 
 double Step::percentile_us(double q) const { return percentile_sorted(iter_us, q); }
 
+double link_bytes(double bytes, double frames, double payload_share) {
+  if (payload_share >= 1 || frames <= 0) return bytes;
+  const double payload = std::max(0.0, bytes - frames * kTcpFrameHeaderBytes);
+  const double segment_payload = kTcpFrameHeaderBytes * payload_share / (1 - payload_share);
+  return payload + std::max(frames, payload / segment_payload) * kTcpFrameHeaderBytes;
+}
+
 std::optional<std::string> frames_counter(std::string_view bytes_counter) {
   constexpr std::string_view kSuffix = "_bytes";
   if (!bytes_counter.ends_with(kSuffix)) return std::nullopt;
@@ -165,8 +172,7 @@ void TraceBins::add(std::string_view content, const std::string& path, bool cros
       return it->second;
     };
     if (cross) {
-      cross_bytes_ += bytes;
-      cross_frames_ += share * static_cast<double>(b.packets);
+      cross_bytes_ += share * link_bytes(static_cast<double>(b.bytes), static_cast<double>(b.packets), payload_share_);
       host(b.src).cross += bytes;
       host(b.dst).cross += bytes;
       return;
@@ -194,8 +200,6 @@ double TraceBins::covered_seconds(const Span& span) const {
 }
 
 double TraceBins::cross_load_bps() const { return cross_bytes_ * 8 / covered_seconds(cross_); }
-
-double TraceBins::cross_frames_per_s() const { return cross_frames_ / covered_seconds(cross_); }
 
 std::vector<NodeBandwidth> TraceBins::nodes(std::string_view bottleneck_host) const {
   std::vector<NodeBandwidth> out;
@@ -358,24 +362,25 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
   // Cross-traffic load: bottleneck counters, then trace bins, then flow records.
   // The training bins are read whatever the source, for the nodes' bandwidth.
   const auto& b = info.bottleneck;
-  TraceBins trace(step.window);
+  TraceBins trace(step.window, b.payload_share);
   for (const auto& path : info.cross_bins) trace.add(read_text_file(path, "trace bins"), path, true);
   for (const auto& path : info.training_bins) trace.add(read_text_file(path, "trace bins"), path, false);
   step.nodes = trace.nodes(b.host);
-  // Frames counted with the bytes, where known: their headers are not payload.
-  std::optional<double> frames_per_s;
   if (!info.counters.empty() && !b.source.empty()) {
     const std::string counters = read_text_file(info.counters, "counters");
     step.measured_load_bps = counter_load_bps(counters, info.counters, b.source, b.counter, step.window);
     step.load_source = LoadSource::counters;
-    if (const auto name = frames_counter(b.counter)) {
+    // Without the frame count, the bytes as counted.
+    if (const auto name = frames_counter(b.counter); name && b.payload_share < 1) {
       const auto frames = counter_increase_in(counters, info.counters, b.source, *name, step.window);
-      if (frames.seconds > 0) frames_per_s = frames.increase / frames.seconds;
+      if (frames.seconds > 0) {
+        step.measured_load_bps =
+            8 * link_bytes(step.measured_load_bps / 8, frames.increase / frames.seconds, b.payload_share);
+      }
     }
   } else if (trace.has_cross()) {
     step.measured_load_bps = trace.cross_load_bps();
     step.load_source = LoadSource::trace;
-    frames_per_s = trace.cross_frames_per_s();
   } else if (!info.flows.empty()) {
     FlowLoad flows;
     for (const auto& path : info.flows) flows.add_file(read_text_file(path, "flow records"), path);
@@ -385,14 +390,6 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     const bool idle = info.profile == kNoCrossTraffic;
     step.measured_load_bps = idle ? 0.0 : info.load_bps;
     step.load_source = idle ? LoadSource::none : LoadSource::requested;
-  }
-  step.measured_payload_bps = step.measured_load_bps;
-  const double share = info.bottleneck.payload_share;
-  if (share < 1 && (step.load_source == LoadSource::counters || step.load_source == LoadSource::trace)) {
-    // Without the frame count, every byte is taken to have come in full-size segments.
-    step.measured_payload_bps = frames_per_s
-                                    ? std::max(0.0, step.measured_load_bps - *frames_per_s * kTcpFrameHeaderBytes * 8)
-                                    : share * step.measured_load_bps;
   }
   step.wire_tx_bytes_per_iter = step.tcp_retransmits_per_iter = step.tcp_timeouts_per_iter = kNaN;
   if (!info.training_counters.empty() && !step.iter_us.empty()) {

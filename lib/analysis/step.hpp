@@ -45,12 +45,11 @@ struct Step {
   // Its host's TCP retransmitted segments and retransmission timeouts per
   // iteration; NaN where the counters file lacks them (runs before they were sampled).
   double tcp_retransmits_per_iter = 0, tcp_timeouts_per_iter = 0;
-  double measured_load_bps = 0;  // bytes as the source counts them
-  // Its TCP payload: with a payload share (the netns testbed), counted bytes
-  // less every counted frame's headers, since a GSO or GRO super-packet counts
-  // its segments' headers once; without one, bytes as counted. Flows and the
-  // request are payload already.
-  double measured_payload_bps = 0;
+  // In the link's units: from counters or a trace with a payload share (the
+  // netns testbed), the bytes counted with the headers of every segment a
+  // counted super-packet carries (link_bytes); without one, as counted. From
+  // flows or the request: payload.
+  double measured_load_bps = 0;
   LoadSource load_source = LoadSource::none;
   std::vector<NodeBandwidth> nodes;      // from training trace bins, sorted by node
   std::optional<Stragglers> stragglers;  // from the collectives files, when the step has them
@@ -59,8 +58,14 @@ struct Step {
   double capacity_bps() const { return info.bottleneck.link_bps; }
   double available_bps() const { return capacity_bps() - measured_load_bps; }
   // What the job's payload can use of the available bandwidth: D counts
-  // gradient bytes, the link the headers of every segment too.
-  double available_payload_bps() const { return info.bottleneck.payload_share * capacity_bps() - measured_payload_bps; }
+  // gradient bytes, the link and the load in its units count headers too. A
+  // load from flows.csv or the request is payload already.
+  double available_payload_bps() const {
+    const double share = info.bottleneck.payload_share;
+    return load_source == LoadSource::counters || load_source == LoadSource::trace
+               ? share * available_bps()
+               : share * capacity_bps() - measured_load_bps;
+  }
   // Rates and times of the emulated cluster from the testbed's (identity without emulation).
   double emulated_bps(double testbed_bps) const {
     return info.emulation.link_bps > 0 ? testbed_bps * info.emulation.link_bps / capacity_bps() : testbed_bps;
@@ -80,6 +85,15 @@ Step load_step(const StepInfo& info, const StepOptions& options);
 
 // The frame counter beside a net: byte counter ("tx_bytes" -> "tx_packets"); nullopt for others.
 std::optional<std::string> frames_counter(std::string_view bytes_counter);
+
+// Bytes on the link of TCP frames counted as `bytes` in `frames`: with
+// offloads on, a host's interface and its capture count a GSO or GRO
+// super-packet as one frame with one set of headers, where the link carries
+// one per segment. Each frame carries at least one segment; its payload (the
+// bytes less each frame's kTcpFrameHeaderBytes) goes in full-size segments,
+// whose size follows from `payload_share` (1448 at 1448/1514). A share of 1
+// (none recorded) leaves the bytes as counted.
+double link_bytes(double bytes, double frames, double payload_share);
 
 // Bytes per unit of `counter` (a counter that counts no bytes: InputError naming `path`).
 int byte_counter_unit(const std::string& path, std::string_view counter);
@@ -107,7 +121,8 @@ CounterIncrease counter_increase_in(std::string_view content, const std::string&
 // inside by its share), over the part of the window the class's bins cover.
 class TraceBins {
  public:
-  explicit TraceBins(Window window) : window_(window) {}
+  // With `payload_share` < 1 the cross traffic's bytes are taken in the link's units (link_bytes).
+  explicit TraceBins(Window window, double payload_share = 1) : window_(window), payload_share_(payload_share) {}
   // Throws InputError for a malformed file, or bins of another width or grid
   // than the class's other files.
   void add(std::string_view content, const std::string& path, bool cross);
@@ -115,8 +130,6 @@ class TraceBins {
   bool has_cross() const { return !cross_.paths.empty(); }
   // Cross-traffic bytes x 8 / covered time; InputError when they miss the window.
   double cross_load_bps() const;
-  // Its frames per second over the same time.
-  double cross_frames_per_s() const;
   // Each host of the training bins: its training traffic sent and received,
   // the p99 of its per-bin send rate over the bins wholly inside the window
   // (bins it did not send in count as 0), and the cross traffic it sent or
@@ -139,7 +152,8 @@ class TraceBins {
 
   Window window_;
   Span cross_, training_;
-  double cross_bytes_ = 0, cross_frames_ = 0;
+  double payload_share_;
+  double cross_bytes_ = 0;
   std::map<std::string, Host, std::less<>> hosts_;
 };
 

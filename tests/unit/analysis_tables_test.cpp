@@ -381,25 +381,29 @@ TEST(AnalysisTables, DataPerIterationCountsPayloadOnly) {
     if (name.rfind("toy-", 0) != 0) continue;
     fs::copy(entry.path(), dir / name, fs::copy_options::recursive);
     std::string text = slurp(dir / name / "run.json");
-    text.replace(text.find(R"("bottleneck": {)"), 15, R"("bottleneck": {"payload_share": 0.8,)");
+    text.replace(text.find(R"("bottleneck": {)"), 15, R"("bottleneck": {"payload_share": 0.956406869220608,)");
     std::ofstream(dir / name / "run.json") << text;
   }
   const auto e = load_experiment(dir.string(), {});
   const auto tables = make_tables(e, {});
   const auto cp = table(tables, "congestion_point").table.to_json();
-  EXPECT_DOUBLE_EQ(cp[1]["payload_share"].get<double>(), 0.8);
+  // The testbed's share (1448 / 1514). The crafted trace's frames are 1,500 bytes, one segment
+  // each, so its load stays as counted.
+  constexpr double kShare = 0.956406869220608;
+  EXPECT_DOUBLE_EQ(cp[1]["payload_share"].get<double>(), kShare);
   EXPECT_NEAR(cp[1]["available_gbps"].get<double>(), 5.0, 1e-9);  // the link's units, as table 1
-  EXPECT_NEAR(cp[1]["data_per_iter_bytes"].get<double>(), 4e6, 1e-3);
-  EXPECT_NEAR(cp[1]["diff_pct"].get<double>(), 0.0, 1e-9);
-  // Step 9: 1 Gbit/s left on the link, 0.8 of it payload, all of it used.
+  EXPECT_NEAR(cp[1]["available_payload_gbps"].get<double>(), kShare * 5.0, 1e-9);
+  EXPECT_NEAR(cp[1]["data_per_iter_bytes"].get<double>(), 4e6 / 0.8 * kShare, 1e-3);  // D is 4e6
+  EXPECT_NEAR(cp[1]["diff_pct"].get<double>(), (kShare / 0.8 - 1) * 100, 1e-9);
+  // Step 9: 1 Gbit/s left on the link, 0.956 of it payload, 0.8 of that used.
   const auto bw = table(tables, "bandwidth").table.to_json();
-  EXPECT_NEAR(bw[1]["available_payload_gbps"].get<double>(), 0.8, 1e-9);
-  EXPECT_NEAR(bw[1]["spare_gbps"].get<double>(), 0.0, 1e-9);
-  EXPECT_NEAR(bw[1]["utilisation_pct"].get<double>(), 100.0, 1e-9);
+  EXPECT_NEAR(bw[1]["available_payload_gbps"].get<double>(), kShare, 1e-9);
+  EXPECT_NEAR(bw[1]["spare_gbps"].get<double>(), kShare - 0.8, 1e-9);
+  EXPECT_NEAR(bw[1]["utilisation_pct"].get<double>(), 80 / kShare, 1e-9);
   // A load from flows.csv is payload already: the payload capacity less it.
   for (const auto& st : e.steps) {
     if (st.load_source == LoadSource::flows) {
-      EXPECT_NEAR(st.available_payload_bps(), 0.8 * 10e9 - st.measured_load_bps, 1e-3) << st.info.dir;
+      EXPECT_NEAR(st.available_payload_bps(), kShare * 10e9 - st.measured_load_bps, 1e-3) << st.info.dir;
     }
   }
   fs::remove_all(dir);
