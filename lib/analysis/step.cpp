@@ -165,14 +165,16 @@ void TraceBins::add(std::string_view content, const std::string& path, bool cros
     const double share = overlap_ns(b.bin_start_ns, b.bin_start_ns + span.bin, window_.start_ns, window_.end_ns) /
                          static_cast<double>(span.bin);
     if (share == 0) return;
-    const double bytes = share * static_cast<double>(b.bytes);
+    // In the link's units, as the load is.
+    const double row_bytes = link_bytes(static_cast<double>(b.bytes), static_cast<double>(b.packets), payload_share_);
+    const double bytes = share * row_bytes;
     auto host = [&](std::string_view name) -> Host& {
       auto it = hosts_.find(name);
       if (it == hosts_.end()) it = hosts_.emplace(std::string(name), Host{}).first;
       return it->second;
     };
     if (cross) {
-      cross_bytes_ += share * link_bytes(static_cast<double>(b.bytes), static_cast<double>(b.packets), payload_share_);
+      cross_bytes_ += bytes;
       host(b.src).cross += bytes;
       host(b.dst).cross += bytes;
       return;
@@ -180,7 +182,7 @@ void TraceBins::add(std::string_view content, const std::string& path, bool cros
     Host& src = host(b.src);
     src.training = true;
     src.tx += bytes;
-    if (share == 1.0) src.tx_bins.emplace_back(b.bin_start_ns, static_cast<double>(b.bytes));
+    if (share == 1.0) src.tx_bins.emplace_back(b.bin_start_ns, row_bytes);
     Host& dst = host(b.dst);
     dst.training = true;
     dst.rx += bytes;
@@ -402,8 +404,13 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     // than failing the step's other figures.
     const auto sent = counter_increase_in(counters, info.training_counters, nic.source, nic.counter, step.window);
     if (sent.seconds > 0) {
-      const double wire_bytes = sent.increase * byte_counter_unit(info.training_counters, nic.counter);
-      step.wire_tx_bytes_per_iter = wire_bytes / sent.seconds * window_s / iterations;
+      double bytes_per_s = sent.increase * byte_counter_unit(info.training_counters, nic.counter) / sent.seconds;
+      if (const auto name = frames_counter(nic.counter); name && b.payload_share < 1) {
+        const auto frames = counter_increase_in(counters, info.training_counters, nic.source, *name, step.window);
+        if (frames.seconds > 0)
+          bytes_per_s = link_bytes(bytes_per_s, frames.increase / frames.seconds, b.payload_share);
+      }
+      step.wire_tx_bytes_per_iter = bytes_per_s * window_s / iterations;
     } else {
       step.notes.push_back(
           fmt::format("{}: no usable samples of {} {} inside the iterations' window {}: "

@@ -40,7 +40,8 @@ struct Step {
   double mean_us = 0, stdev_us = 0, cv = 0;
   Window window;
   double bytes_per_rank_iter = 0;  // mean of the iterations' `bytes`; NaN when all are 0
-  // The training NIC's bytes over the window per iteration; NaN without its counters.
+  // The training NIC's bytes over the window per iteration, in the link's
+  // units as the load is; NaN without its counters.
   double wire_tx_bytes_per_iter = 0;
   // Its host's TCP retransmitted segments and retransmission timeouts per
   // iteration; NaN where the counters file lacks them (runs before they were sampled).
@@ -121,7 +122,7 @@ CounterIncrease counter_increase_in(std::string_view content, const std::string&
 // inside by its share), over the part of the window the class's bins cover.
 class TraceBins {
  public:
-  // With `payload_share` < 1 the cross traffic's bytes are taken in the link's units (link_bytes).
+  // With `payload_share` < 1 every row's bytes are taken in the link's units (link_bytes).
   explicit TraceBins(Window window, double payload_share = 1) : window_(window), payload_share_(payload_share) {}
   // Throws InputError for a malformed file, or bins of another width or grid
   // than the class's other files.

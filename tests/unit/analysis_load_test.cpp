@@ -275,13 +275,22 @@ TEST(AnalysisLoad, LoadCountsEverySegmentsHeadersAsTheLinkDoes) {
     write("run.json", fmt::format(R"({{"format_version": 1, "step": 1, "model": "m", "ranks": 1,
       "cross_traffic": {{"profile": "consistent", "load_bps": 5e8}}, "link_bps": 1e9,
       "bottleneck": {{"host": "10.77.0.1", "source": "net:eth0", "counter": "tx_bytes", "payload_share": {}}},
+      "training_nic": {{"host": "h3", "source": "net:eth0", "counter": "tx_bytes"}},
       "files": {{"iterations": "iterations.csv", {}}}}})",
                                   kShare, files));
   };
   const double counted_bps = kFrames * kFrame * 8 / 0.1, link_bps = kFrames * 40 * 1514 * 8 / 0.1;
-  for (const auto& files : {R"("counters": "counters.csv")", R"("trace_bins": {"cross": "bins.csv"})"}) {
+  // The training NIC's counters (here the same file) and trace bins are read in the same units.
+  for (const auto& files : {R"("counters": "counters.csv", "training_counters": "counters.csv")",
+                            R"("trace_bins": {"cross": "bins.csv", "training": "bins.csv"})"}) {
     run_json(files);
     const auto step = load_step(read_step_info(dir.string()), {});
+    if (step.load_source == LoadSource::counters) {
+      EXPECT_NEAR(step.wire_tx_bytes_per_iter, link_bps / 8, 1);  // one iteration of one second
+    } else {
+      ASSERT_EQ(step.nodes.size(), 2U);
+      EXPECT_NEAR(step.nodes[0].train_rx_bps, link_bps, 1);  // 10.77.0.1 received it
+    }
     EXPECT_NEAR(step.measured_load_bps, link_bps, 1) << files;
     EXPECT_NEAR(step.available_payload_bps(), kShare * (1e9 - link_bps), 1) << files;
     EXPECT_GT(step.measured_load_bps, counted_bps * 1.04) << files;
