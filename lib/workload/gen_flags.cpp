@@ -15,7 +15,8 @@ void add_flags(CLI::App& app, GenFlags& f) {
   app.add_option("--size-scale", f.size_scale,
                  "multiply every flow size of the CDF (0.04 emulates a 25G network on a 1G link; docs/xtk-gen.md)")
       ->capture_default_str();
-  app.add_option("-l,--load", f.load, "load per source: a rate (8G, 800M) or a share of --link (0.8, 80%)")
+  app.add_option("-l,--load", f.load,
+                 "load per source in flow bytes (payload): a rate (8G, 800M) or a share of --link (0.8, 80%)")
       ->capture_default_str();
   app.add_option("--link", f.link, "link rate, the base of a fractional --load")->capture_default_str();
   app.add_option("-t,--duration", f.duration, "schedule length (60s, 500ms)")->capture_default_str();
