@@ -99,6 +99,14 @@ std::optional<std::string> frames_counter(std::string_view bytes_counter) {
   return std::string(bytes_counter.substr(0, bytes_counter.size() - kSuffix.size())) + "_packets";
 }
 
+double link_bytes_per_s(std::string_view content, const std::string& path, std::string_view source,
+                        std::string_view counter, Window window, double bytes_per_s, double payload_share) {
+  const auto name = frames_counter(counter);
+  if (!name || payload_share >= 1) return bytes_per_s;
+  const auto frames = counter_increase_in(content, path, source, *name, window);
+  return frames.seconds > 0 ? link_bytes(bytes_per_s, frames.increase / frames.seconds, payload_share) : bytes_per_s;
+}
+
 int byte_counter_unit(const std::string& path, std::string_view counter) {
   const int unit = counter_bytes_per_unit(counter);
   if (unit == 0) {
@@ -370,16 +378,10 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
   step.nodes = trace.nodes(b.host);
   if (!info.counters.empty() && !b.source.empty()) {
     const std::string counters = read_text_file(info.counters, "counters");
-    step.measured_load_bps = counter_load_bps(counters, info.counters, b.source, b.counter, step.window);
+    const double bytes_per_s = counter_load_bps(counters, info.counters, b.source, b.counter, step.window) / 8;
+    step.measured_load_bps =
+        8 * link_bytes_per_s(counters, info.counters, b.source, b.counter, step.window, bytes_per_s, b.payload_share);
     step.load_source = LoadSource::counters;
-    // Without the frame count, the bytes as counted.
-    if (const auto name = frames_counter(b.counter); name && b.payload_share < 1) {
-      const auto frames = counter_increase_in(counters, info.counters, b.source, *name, step.window);
-      if (frames.seconds > 0) {
-        step.measured_load_bps =
-            8 * link_bytes(step.measured_load_bps / 8, frames.increase / frames.seconds, b.payload_share);
-      }
-    }
   } else if (trace.has_cross()) {
     step.measured_load_bps = trace.cross_load_bps();
     step.load_source = LoadSource::trace;
@@ -404,13 +406,10 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     // than failing the step's other figures.
     const auto sent = counter_increase_in(counters, info.training_counters, nic.source, nic.counter, step.window);
     if (sent.seconds > 0) {
-      double bytes_per_s = sent.increase * byte_counter_unit(info.training_counters, nic.counter) / sent.seconds;
-      if (const auto name = frames_counter(nic.counter); name && b.payload_share < 1) {
-        const auto frames = counter_increase_in(counters, info.training_counters, nic.source, *name, step.window);
-        if (frames.seconds > 0)
-          bytes_per_s = link_bytes(bytes_per_s, frames.increase / frames.seconds, b.payload_share);
-      }
-      step.wire_tx_bytes_per_iter = bytes_per_s * window_s / iterations;
+      const double bytes_per_s = sent.increase * byte_counter_unit(info.training_counters, nic.counter) / sent.seconds;
+      step.wire_tx_bytes_per_iter = link_bytes_per_s(counters, info.training_counters, nic.source, nic.counter,
+                                                     step.window, bytes_per_s, b.payload_share) *
+                                    window_s / iterations;
     } else {
       step.notes.push_back(
           fmt::format("{}: no usable samples of {} {} inside the iterations' window {}: "

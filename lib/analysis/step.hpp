@@ -96,6 +96,12 @@ std::optional<std::string> frames_counter(std::string_view bytes_counter);
 // (none recorded) leaves the bytes as counted.
 double link_bytes(double bytes, double frames, double payload_share);
 
+// A byte counter's rate `bytes_per_s` over the window in the link's units,
+// from the frame counter beside it in the same file (frames_counter); as it
+// is without that counter or a payload share.
+double link_bytes_per_s(std::string_view content, const std::string& path, std::string_view source,
+                        std::string_view counter, Window window, double bytes_per_s, double payload_share);
+
 // Bytes per unit of `counter` (a counter that counts no bytes: InputError naming `path`).
 int byte_counter_unit(const std::string& path, std::string_view counter);
 

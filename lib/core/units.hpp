@@ -47,13 +47,13 @@ double parse_share(std::string_view text);
 inline constexpr std::size_t kCongestionControlNameMax = 15;
 // What a name may be, for error messages.
 inline constexpr std::string_view kCongestionControlNameRule = "lower-case letters, digits, '_'; at most 15";
+bool valid_congestion_control(std::string_view name);
 
 // The headers of an IPv4 TCP frame as Linux counts its length (Ethernet 14,
 // IPv4 20, TCP with the timestamp option 32). A GSO or GRO super-packet is
 // counted once with them, so a frame's payload is its length less these,
 // however many segments it carries on the wire.
 inline constexpr int kTcpFrameHeaderBytes = 14 + 20 + 32;
-bool valid_congestion_control(std::string_view name);
 
 std::string format_rate(double bps);           // "25.00 Gbit/s"
 std::string format_bytes(double bytes);        // "1.63 MiB" (IEC)
