@@ -55,14 +55,40 @@ void set_default_congestion_control(const std::string& ns, const std::string& na
   const auto result = run_command({"ip", "netns", "exec", ns, "sh", "-c",
                                    fmt::format("echo {} > /proc/sys/net/ipv4/tcp_congestion_control", name)});
   if (!result.ok()) {
-    throw Error(
-        fmt::format("congestion control '{}': the kernel refused it in {} (available: {}; load its module, "
-                    "e.g. modprobe tcp_{})",
-                    name, ns, read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control"), name));
+    throw Error(congestion_control_refusal(name, ns,
+                                           read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control"),
+                                           read_first_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control")));
   }
 }
 
 }  // namespace
+
+std::string congestion_control_refusal(const std::string& name, const std::string& ns, const std::string& available,
+                                       const std::string& allowed) {
+  const auto listed = [&](const std::string& list) {
+    std::istringstream words(list);
+    std::string word;
+    while (words >> word) {
+      if (word == name) return true;
+    }
+    return false;
+  };
+  if (!listed(available)) {
+    return fmt::format(
+        "congestion control '{}': the kernel refused it in {} (available: {}; load its module, "
+        "e.g. modprobe tcp_{})",
+        name, ns, available, name);
+  }
+  if (!listed(allowed)) {
+    return fmt::format(
+        "congestion control '{}': the kernel refused it in {}: outside the machine's own namespace "
+        "only an allowed one may be the default (net.ipv4.tcp_allowed_congestion_control: {}); "
+        "allow it on this machine: sysctl -w net.ipv4.tcp_allowed_congestion_control='{} {}'",
+        name, ns, allowed, allowed, name);
+  }
+  return fmt::format("congestion control '{}': the kernel refused it in {} (available: {}, allowed: {})", name, ns,
+                     available, allowed);
+}
 
 Shaping parse_shaping(const std::string& text) {
   Shaping s;

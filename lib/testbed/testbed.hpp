@@ -32,6 +32,13 @@ struct Shaping {
 // "port:h3=1G", "nic:h0=10G/tbf", "port:h0=1G/queue=1MB". Throws UsageError.
 Shaping parse_shaping(const std::string& text);
 
+// Why a namespace's kernel refused congestion control `name`, and what to do,
+// from the machine's lists (net.ipv4.tcp_available_congestion_control and
+// tcp_allowed_congestion_control, space-separated): outside the machine's own
+// namespace only an allowed one may be the default.
+std::string congestion_control_refusal(const std::string& name, const std::string& ns, const std::string& available,
+                                       const std::string& allowed);
+
 struct TestbedSpec {
   std::string name;  // unique per testbed: namespaces are "xtk-<name>-hK" and "xtk-<name>-sw"
   std::size_t hosts = 2;

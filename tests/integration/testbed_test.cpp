@@ -349,6 +349,21 @@ TEST(Testbed, CongestionControlIsEveryHostsDefault) {
   EXPECT_THROW(Testbed{spec}, UsageError);
 }
 
+// What the user is told to do when a namespace refuses a congestion control:
+// load a module it lacks, or allow one it has (a kernel built with another
+// default restricts the rest outside the machine's own namespace).
+TEST(Testbed, CongestionControlRefusalSaysWhatToDo) {
+  auto m = congestion_control_refusal("cubic", "xtk-a-h0", "reno bbr cubic", "reno bbr");
+  EXPECT_NE(m.find("net.ipv4.tcp_allowed_congestion_control: reno bbr"), std::string::npos) << m;
+  EXPECT_NE(m.find("sysctl -w net.ipv4.tcp_allowed_congestion_control='reno bbr cubic'"), std::string::npos) << m;
+  m = congestion_control_refusal("dctcp", "xtk-a-h0", "reno bbr cubic", "reno bbr cubic");
+  EXPECT_NE(m.find("(available: reno bbr cubic; load its module, e.g. modprobe tcp_dctcp)"), std::string::npos) << m;
+  m = congestion_control_refusal("bb", "xtk-a-h0", "reno bbr", "reno bbr");  // a prefix is not a name
+  EXPECT_NE(m.find("modprobe tcp_bb"), std::string::npos) << m;
+  m = congestion_control_refusal("bbr", "xtk-a-h0", "reno bbr", "reno bbr");
+  EXPECT_NE(m.find("(available: reno bbr, allowed: reno bbr)"), std::string::npos) << m;
+}
+
 // --net-cpus: every interface of the testbed steers its receive processing
 // (RPS) to the CPUs given.
 TEST(Testbed, NetCpusSteersEveryInterface) {
