@@ -352,7 +352,7 @@ TEST(Testbed, CongestionControlIsEveryHostsDefault) {
 // What the user is told to do when a namespace refuses a congestion control:
 // load a module it lacks, or allow one it has (a kernel built with another
 // default restricts the rest outside the machine's own namespace).
-TEST(Testbed, CongestionControlRefusalSaysWhatToDo) {
+TEST(Testbed, CongestionControlRefusalNamesTheFix) {
   auto m = congestion_control_refusal("cubic", "xtk-a-h0", "reno bbr cubic", "reno bbr");
   EXPECT_NE(m.find("net.ipv4.tcp_allowed_congestion_control: reno bbr"), std::string::npos) << m;
   EXPECT_NE(m.find("sysctl -w net.ipv4.tcp_allowed_congestion_control='reno bbr cubic'"), std::string::npos) << m;
