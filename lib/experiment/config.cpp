@@ -160,6 +160,14 @@ std::uint64_t ExperimentConfig::testbed_buffer_bytes() const {
       std::llround(static_cast<double>(bottleneck_buffer_bytes) * emulation.byte_scale(link_bps)));
 }
 
+std::uint32_t ExperimentConfig::testbed_rto_min_ms() const {
+  constexpr std::int64_t kLinuxRtoMinNs = 200'000'000;  // TCP_RTO_MIN
+  const double scale = emulation.time_scale(link_bps);
+  if (tcp_rto_min_ns == 0 && scale == 1.0) return 0;
+  const auto ns = static_cast<double>(tcp_rto_min_ns > 0 ? tcp_rto_min_ns : kLinuxRtoMinNs) * scale;
+  return static_cast<std::uint32_t>(std::max(1.0, std::round(ns / 1e6)));
+}
+
 double Emulation::time_scale(double testbed_link_bps) const {
   return on() ? byte_scale(testbed_link_bps) * link_bps / testbed_link_bps : 1.0;
 }
@@ -198,7 +206,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   const auto* e = r.table("experiment");
   r.known(e, "experiment",
           {"name", "out", "executor", "configuration", "link", "shape_host_nics", "bottleneck_buffer",
-           "congestion_control", "emulate_link", "emulation", "seed", "repetitions", "step_timeout"});
+           "congestion_control", "tcp_rto_min", "emulate_link", "emulation", "seed", "repetitions", "step_timeout"});
   r.get(e, "name", c.name);
   r.get(e, "out", c.out);
   std::string executor = "netns", configuration = "B";
@@ -256,6 +264,16 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     if (!valid_congestion_control(c.congestion_control) || c.congestion_control.empty()) {
       r.fail(n, fmt::format("'congestion_control' '{}' is not a congestion control name ({}), e.g. cubic",
                             c.congestion_control, kCongestionControlNameRule));
+    }
+  }
+  if (const auto* n = r.node(e, "tcp_rto_min")) {
+    r.get_unit(e, "tcp_rto_min", c.tcp_rto_min_ns, parse_duration_ns);
+    if (c.executor != ExecutorKind::netns) {
+      r.fail(n, "'tcp_rto_min' sets the netns testbed hosts' routes: a real host's is its own (ip route ... rto_min)");
+    }
+    constexpr std::int64_t kTcpRtoMaxNs = 120'000'000'000;  // TCP_RTO_MAX
+    if (c.tcp_rto_min_ns < 1'000'000 || c.tcp_rto_min_ns > kTcpRtoMaxNs) {
+      r.fail(n, "'tcp_rto_min' must be 1ms to 120s (Linux's is 200ms)");
     }
   }
   r.get(e, "seed", c.seed);

@@ -54,6 +54,14 @@ struct ExperimentConfig {
   // netns: every host's default TCP congestion control (the training job's
   // and the cross traffic's sockets); empty: this machine's default.
   std::string congestion_control;
+  // netns: TCP's least retransmission timeout on the emulated cluster (0:
+  // Linux's 200 ms). It also decides when an idle connection restarts from its
+  // initial window, so the testbed's routes get it times the emulation's time
+  // scale, as every other time (docs/experiments.md).
+  std::int64_t tcp_rto_min_ns = 0;
+  // The testbed's rto_min in ms; 0 leaves the kernel's (no emulated time and
+  // no tcp_rto_min given).
+  std::uint32_t testbed_rto_min_ms() const;
   Emulation emulation;
   std::uint64_t seed = 1;
   std::uint32_t repetitions = 1;

@@ -49,6 +49,7 @@ class NetnsExecutor final : public Executor {
       spec.shaping.push_back(nic);
     }
     spec.congestion_control = config.congestion_control;
+    spec.rto_min_ms = config.testbed_rto_min_ms();
     testbed_ = std::make_unique<Testbed>(spec);
   }
 
@@ -75,6 +76,8 @@ class NetnsExecutor final : public Executor {
             {"congestion_control", spec.congestion_control.empty()
                                        ? default_congestion_control() + " (this machine's default)"
                                        : spec.congestion_control},
+            {"tcp_rto_min", spec.rto_min_ms > 0 ? fmt::format("{} ms (every host's route)", spec.rto_min_ms)
+                                                : std::string("200 ms (the kernel's)")},
             {"host_links", spec.shaping.size() > 1 ? fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)
                                                    : std::string("unshaped")}};
   }

@@ -20,6 +20,10 @@ namespace {
 
 std::string ns_prefix(const std::string& name) { return "xtk-" + name; }
 
+// The hosts' subnets (ipv4(), ipv6()): the one route each host has.
+constexpr const char* kSubnetV4 = "10.77.0.0/24";
+constexpr const char* kSubnetV6 = "fd77::/64";
+
 void ip(const std::vector<std::string>& args) {
   std::vector<std::string> argv{"ip"};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -228,6 +232,13 @@ void Testbed::build() {
     ip({"-n", ns, "addr", "add", ipv4(h) + "/24", "dev", "eth0"});
     ip({"-n", ns, "addr", "add", ipv6(h) + "/64", "dev", "eth0", "nodad"});
     ip({"-n", ns, "link", "set", "eth0", "up"});
+    if (spec_.rto_min_ms > 0) {
+      const std::string rto = fmt::format("{}ms", spec_.rto_min_ms);
+      ip({"-n", ns, "route", "replace", kSubnetV4, "dev", "eth0", "proto", "kernel", "scope", "link", "src", ipv4(h),
+          "rto_min", rto});
+      ip({"-n", ns, "-6", "route", "replace", kSubnetV6, "dev", "eth0", "proto", "kernel", "metric", "256", "rto_min",
+          rto});
+    }
     if (!spec_.offloads) {
       run_checked({"ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tso", "off", "gso", "off", "gro", "off"});
       run_checked({"ip", "netns", "exec", sw, "ethtool", "-K", port, "tso", "off", "gso", "off", "gro", "off"});

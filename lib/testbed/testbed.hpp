@@ -53,6 +53,11 @@ struct TestbedSpec {
   // in its namespace), so results do not hang on this machine's default.
   // Empty: the one each namespace takes from the machine's.
   std::string congestion_control;
+  // TCP's least retransmission timeout on every host's routes (ip route
+  // rto_min), in ms; 0 keeps the kernel's 200 ms. The timeout also decides
+  // when an idle connection restarts from its initial window, so a testbed
+  // that dilates time dilates this floor too (docs/experiments.md).
+  std::uint32_t rto_min_ms = 0;
 
   // The least queue a shaping rule may set: two of the largest packets the
   // testbed sends (GSO super-packets with offloads on, else full frames).

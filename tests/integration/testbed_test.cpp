@@ -1,11 +1,19 @@
 // xtk-server and xtk-client as processes in a network-namespace testbed: real
 // links, a bridge as the switch, tc shaping. Needs root; skips otherwise.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -362,6 +370,96 @@ TEST(Testbed, CongestionControlRefusalNamesTheFix) {
   EXPECT_NE(m.find("modprobe tcp_bb"), std::string::npos) << m;
   m = congestion_control_refusal("bbr", "xtk-a-h0", "reno bbr", "reno bbr");
   EXPECT_NE(m.find("(available: reno bbr, allowed: reno bbr)"), std::string::npos) << m;
+}
+
+// A CUBIC connection from h0 to h1 sends 4 MB, idles for `idle`, then sends one
+// byte: its congestion window before and after (TCP_INFO). Linux restarts an
+// idle connection from its initial window once the idle time exceeds the
+// retransmission timeout, which rto_min bounds from below.
+std::pair<std::uint32_t, std::uint32_t> cwnd_across_idle(const Testbed& testbed, std::chrono::milliseconds idle) {
+  std::pair<std::uint32_t, std::uint32_t> cwnd{0, 0};
+  std::string error;
+  // setns moves only the calling thread; the sockets keep the namespace they were made in.
+  std::thread([&] {
+    const auto check = [](bool ok, const char* what) {
+      if (!ok) throw std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
+    };
+    const auto enter = [&](std::size_t host) {
+      const int ns = ::open(("/var/run/netns/" + testbed.host_ns(host)).c_str(), O_RDONLY | O_CLOEXEC);
+      check(ns >= 0, "open netns");
+      check(::setns(ns, CLONE_NEWNET) == 0, "setns");
+      ::close(ns);
+    };
+    const auto snd_cwnd = [&](int fd) {
+      tcp_info info{};
+      socklen_t len = sizeof info;
+      check(::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0, "TCP_INFO");
+      return std::pair{info.tcpi_snd_cwnd, info.tcpi_unacked};
+    };
+    try {
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(7100);
+      ::inet_pton(AF_INET, Testbed::ipv4(1).c_str(), &addr.sin_addr);
+      const auto* sa = reinterpret_cast<const sockaddr*>(&addr);
+      enter(1);
+      const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      check(::bind(listener, sa, sizeof addr) == 0 && ::listen(listener, 1) == 0, "listen on h1");
+      enter(0);
+      const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      check(::setsockopt(client, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5) == 0, "TCP_CONGESTION cubic");
+      check(::connect(client, sa, sizeof addr) == 0, "connect h0 to h1");
+      const int server = ::accept(listener, nullptr, nullptr);
+      check(server >= 0, "accept");
+      std::thread drain([server] {
+        char buf[1 << 16];
+        while (::read(server, buf, sizeof buf) > 0) {
+        }
+      });
+      const std::vector<char> data(4 << 20, 'x');
+      check(::send(client, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size()), "send");
+      const auto deadline = std::chrono::steady_clock::now() + 2s;
+      while (snd_cwnd(client).second > 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+      cwnd.first = snd_cwnd(client).first;
+      std::this_thread::sleep_for(idle);
+      check(::send(client, data.data(), 1, MSG_NOSIGNAL) == 1, "send after idle");
+      cwnd.second = snd_cwnd(client).first;
+      ::close(client);
+      drain.join();
+      ::close(server);
+      ::close(listener);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }).join();
+  if (!error.empty()) throw Error(error);
+  return cwnd;
+}
+
+// rto_min: every host's routes carry it, so a connection idle for less than
+// it keeps its congestion window; under the kernel's 200 ms it restarts.
+TEST(Testbed, RtoMinKeepsAnIdleConnectionsWindow) {
+  if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+  TestbedSpec spec;
+  spec.name = "rto" + std::to_string(::getpid() % 100000);
+  spec.hosts = 2;
+  std::pair<std::uint32_t, std::uint32_t> kernels, dilated;
+  {
+    Testbed testbed(spec);
+    kernels = cwnd_across_idle(testbed, 500ms);
+  }
+  spec.rto_min_ms = 1000;
+  {
+    Testbed testbed(spec);
+    const auto routes = run_checked({"ip", "-n", testbed.host_ns(0), "route", "show"});
+    EXPECT_NE(routes.find("rto_min lock 1s"), std::string::npos) << routes;
+    dilated = cwnd_across_idle(testbed, 500ms);
+  }
+  ASSERT_GT(kernels.first, 20u) << "slow start never grew the window: nothing to restart";
+  EXPECT_LT(kernels.second, kernels.first) << "500 ms idle under a 200 ms timeout restarts the window";
+  ASSERT_GT(dilated.first, 20u);
+  EXPECT_EQ(dilated.second, dilated.first) << "500 ms idle under rto_min 1000 ms keeps the window";
 }
 
 // --net-cpus: every interface of the testbed steers its receive processing

@@ -97,6 +97,23 @@ TEST(ExperimentConfig, CongestionControlIsTheTestbedHostsDefault) {
             "net.ipv4.tcp_congestion_control");
 }
 
+// tcp_rto_min is the emulated cluster's; the testbed's routes get it times
+// the emulation's time scale, and Linux's 200 ms is dilated when not given.
+TEST(ExperimentConfig, TcpRtoMinIsDilatedAsEveryOtherTime) {
+  EXPECT_EQ(parse_experiment_config("[experiment]\n", "e.toml").testbed_rto_min_ms(), 0u);  // the kernel's
+  EXPECT_EQ(parse_experiment_config("[experiment]\ntcp_rto_min = \"5ms\"\n", "e.toml").testbed_rto_min_ms(), 5u);
+  const std::string both = "[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\n";  // time x5
+  EXPECT_EQ(parse_experiment_config(both, "e.toml").testbed_rto_min_ms(), 1000u);
+  EXPECT_EQ(parse_experiment_config(both + "tcp_rto_min = \"40ms\"\n", "e.toml").testbed_rto_min_ms(), 200u);
+  EXPECT_EQ(parse_experiment_config(both + "emulation = \"bytes\"\n", "e.toml").testbed_rto_min_ms(), 0u);
+  EXPECT_EQ(parse_experiment_config(both + "emulation = \"time\"\n", "e.toml").testbed_rto_min_ms(), 5000u);
+  EXPECT_EQ(error_of("[experiment]\ntcp_rto_min = \"0s\"\n"),
+            "e.toml:2: 'tcp_rto_min' must be 1ms to 120s (Linux's is 200ms)");
+  EXPECT_EQ(error_of("[experiment]\nexecutor = \"slurm\"\ntcp_rto_min = \"1s\"\n"),
+            "e.toml:3: 'tcp_rto_min' sets the netns testbed hosts' routes: a real host's is its own (ip route ... "
+            "rto_min)");
+}
+
 TEST(ExperimentConfig, GpuRanksAndTrainingScripts) {
   const auto c = parse_experiment_config(
       "[training]\nbackend = \"nccl\"\nranks = 2\ngpus = [2, 3]\nstartup = \"20s\"\n"

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.require_subcommand(1);
   xtk::TestbedSpec spec;
   std::vector<std::string> shapes;
-  std::string net_cpus;
+  std::string net_cpus, rto_min;
   bool no_offloads = false, json = false;
   auto* up = app.add_subcommand("up", "build testbed NAME (an existing one of that name is rebuilt)");
   up->add_option("name", spec.name, "testbed name, [a-z0-9-], at most 20 characters")->required();
@@ -51,6 +51,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   up->add_option("--cc", spec.congestion_control,
                  "every host's default TCP congestion control (net.ipv4.tcp_congestion_control in its namespace), "
                  "e.g. cubic; default: the machine's");
+  up->add_option("--rto-min", rto_min,
+                 "TCP's least retransmission timeout on every host's route (ip route ... rto_min), e.g. 1s; it also "
+                 "decides when an idle connection restarts from its initial window; default: the kernel's 200ms");
   up->add_flag("--no-offloads", no_offloads, "turn TSO/GSO/GRO off (MTU-size frames on the wire)");
   up->add_flag("--json", json, "print the hosts as JSON");
 
@@ -70,6 +73,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       for (const auto& s : shapes) spec.shaping.push_back(xtk::parse_shaping(s));
       spec.offloads = !no_offloads;
       if (!net_cpus.empty()) spec.net_cpus = xtk::parse_cpu_list(net_cpus, "--net-cpus");
+      if (!rto_min.empty()) {
+        const auto ns = xtk::parse_flag("--rto-min", rto_min, xtk::parse_duration_ns);
+        if (ns < 1'000'000 || ns > 120'000'000'000) throw xtk::UsageError("--rto-min must be 1ms to 120s");
+        spec.rto_min_ms = static_cast<std::uint32_t>(ns / 1'000'000);
+      }
       if (auto reason = xtk::Testbed::unavailable_reason()) throw xtk::Error(*reason);
       xtk::Testbed testbed(spec);
       testbed.keep();
