@@ -271,8 +271,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     if (c.executor != ExecutorKind::netns) {
       r.fail(n, "'tcp_rto_min' sets the netns testbed hosts' routes: a real host's is its own (ip route ... rto_min)");
     }
-    constexpr std::int64_t kTcpRtoMaxNs = 120'000'000'000;  // TCP_RTO_MAX
-    if (c.tcp_rto_min_ns < 1'000'000 || c.tcp_rto_min_ns > kTcpRtoMaxNs) {
+    if (c.tcp_rto_min_ns < TestbedSpec::kLeastRtoMinNs || c.tcp_rto_min_ns > TestbedSpec::kMostRtoMinNs) {
       r.fail(n, "'tcp_rto_min' must be 1ms to 120s (Linux's is 200ms)");
     }
   }

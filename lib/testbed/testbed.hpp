@@ -58,6 +58,8 @@ struct TestbedSpec {
   // when an idle connection restarts from its initial window, so a testbed
   // that dilates time dilates this floor too (docs/experiments.md).
   std::uint32_t rto_min_ms = 0;
+  // What rto_min may be: Linux bounds every retransmission timeout by TCP_RTO_MAX.
+  static constexpr std::int64_t kLeastRtoMinNs = 1'000'000, kMostRtoMinNs = 120'000'000'000;
 
   // The least queue a shaping rule may set: two of the largest packets the
   // testbed sends (GSO super-packets with offloads on, else full frames).

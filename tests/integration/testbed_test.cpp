@@ -456,6 +456,8 @@ TEST(Testbed, RtoMinKeepsAnIdleConnectionsWindow) {
     EXPECT_NE(routes.find("rto_min lock 1s"), std::string::npos) << routes;
     dilated = cwnd_across_idle(testbed, 500ms);
   }
+  spec.rto_min_ms = 120'001;  // above TCP_RTO_MAX: refused before anything is built
+  EXPECT_THROW(Testbed{spec}, UsageError);
   ASSERT_GT(kernels.first, 20u) << "slow start never grew the window: nothing to restart";
   EXPECT_LT(kernels.second, kernels.first) << "500 ms idle under a 200 ms timeout restarts the window";
   ASSERT_GT(dilated.first, 20u);

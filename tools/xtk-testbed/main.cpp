@@ -75,7 +75,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       if (!net_cpus.empty()) spec.net_cpus = xtk::parse_cpu_list(net_cpus, "--net-cpus");
       if (!rto_min.empty()) {
         const auto ns = xtk::parse_flag("--rto-min", rto_min, xtk::parse_duration_ns);
-        if (ns < 1'000'000 || ns > 120'000'000'000) throw xtk::UsageError("--rto-min must be 1ms to 120s");
+        if (ns < xtk::TestbedSpec::kLeastRtoMinNs || ns > xtk::TestbedSpec::kMostRtoMinNs) {
+          throw xtk::UsageError("--rto-min must be 1ms to 120s");
+        }
         spec.rto_min_ms = static_cast<std::uint32_t>(ns / 1'000'000);
       }
       if (auto reason = xtk::Testbed::unavailable_reason()) throw xtk::Error(*reason);
