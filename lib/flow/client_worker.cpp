@@ -411,12 +411,16 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
           if (!saturated(plan->dst) && pending < kMaxPendingFlows) {
             deadline = due;
             spin = true;
-          } else {
+          } else if (pending < kMaxPendingFlows) {
             // It will wait for a free connection anyway (or for the backlog to
             // shrink): no spin, and wake-ups batched, so a backlog costs no timer
             // per flow; flows behind it (other destinations) start at most kBatchNs late.
             deadline = std::max(due, now + kBatchNs);
           }
+          // With the backlog full nothing leaves the ring before a connection
+          // frees, and that comes as an event: no timer. On a VM each short
+          // timer armed and cancelled traps to the hypervisor: 1 KB flows
+          // flat out took about 0.15 us more CPU each with them.
         }
       }
     }

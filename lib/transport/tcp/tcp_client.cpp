@@ -2,7 +2,6 @@
 // (push) or the payload in (pull), the acknowledgement of a push, the
 // connection's end. Writes shrink and yield as the owner's next start nears.
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include <fmt/format.h>
 
@@ -22,17 +21,32 @@ constexpr std::size_t kChunk = 1 << 18;
 // about what one more chunk of copying takes.
 constexpr std::int64_t kYieldNs = 30'000;
 
-const std::vector<char>& zeros() {
-  static const std::vector<char> buffer(kChunk, 0);
-  return buffer;
-}
+// What a worker's channels send from: a header's room, then kChunk zeros.
+// A flow's header is copied in front of the zeros just before its write, so
+// header and payload leave in one send() from one buffer: sendmsg with two
+// pieces took 1 KB flows flat out about 0.15 us more CPU each. One per worker
+// (its channels write one at a time), never shared between threads.
+class SendBuffer {
+ public:
+  // The unsent rest of `header` (from `header_sent`) then `payload` zeros, contiguous.
+  const char* place(const HeaderBytes& header, std::size_t header_sent) {
+    std::memcpy(bytes_.data() + header_sent, header.data() + header_sent, kFlowHeaderBytes - header_sent);
+    return bytes_.data() + header_sent;
+  }
+  const char* zeros() const { return bytes_.data() + kFlowHeaderBytes; }
+  // Where receives that only count bytes (MSG_TRUNC) point: nothing lands there.
+  char* sink() { return bytes_.data() + kFlowHeaderBytes; }
+
+ private:
+  std::vector<char> bytes_ = std::vector<char>(kFlowHeaderBytes + kChunk, 0);
+};
 
 std::string errno_text(int error) { return std::strerror(error); }
 
 class TcpChannel final : public Channel, public EventSource {
  public:
-  TcpChannel(Fd fd, int family, ChannelOwner& owner, Poller& poller)
-      : fd_(std::move(fd)), family_(family), owner_(owner), poller_(poller) {
+  TcpChannel(Fd fd, int family, ChannelOwner& owner, Poller& poller, SendBuffer& buffer)
+      : fd_(std::move(fd)), family_(family), owner_(owner), poller_(poller), buffer_(buffer) {
     set_events(EPOLLOUT);  // writable: the handshake completed (or failed)
   }
   ~TcpChannel() override { poller_.forget(*this); }
@@ -152,20 +166,14 @@ class TcpChannel final : public Channel, public EventSource {
         end(true, "", now);
         return false;
       }
-      iovec iov[2];
-      int count = 0;
-      if (header_sent_ < kFlowHeaderBytes)
-        iov[count++] = {header_.data() + header_sent_, kFlowHeaderBytes - header_sent_};
       // Small writes near the next start, so one copy cannot make it late
       // (the first write of a flow whose successor is due right after it too).
       const std::int64_t until_next = owner_.next_due() - now;
       const std::size_t chunk = until_next < kYieldNs ? kChunk / 64 : until_next < 20 * kYieldNs ? kChunk / 8 : kChunk;
       const std::size_t payload = stream ? chunk : std::min<std::uint64_t>(payload_left_, chunk);
-      if (payload > 0) iov[count++] = {const_cast<char*>(zeros().data()), payload};
-      msghdr msg{};
-      msg.msg_iov = iov;
-      msg.msg_iovlen = static_cast<std::size_t>(count);
-      const ssize_t n = sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+      const std::size_t header_left = kFlowHeaderBytes - header_sent_;
+      const char* from = header_left > 0 ? buffer_.place(header_, header_sent_) : buffer_.zeros();
+      const ssize_t n = send(fd_.get(), from, header_left + payload, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) {
           set_events(EPOLLOUT | EPOLLIN | EPOLLRDHUP);
@@ -183,8 +191,9 @@ class TcpChannel final : public Channel, public EventSource {
       } else {
         payload_left_ -= sent;
       }
+      if (header_sent_ == kFlowHeaderBytes && payload_left_ == 0 && !stream) break;  // all sent: no clock read
       now = monotonic_ns();
-      if ((payload_left_ > 0 || stream) && now + kYieldNs >= owner_.next_due()) {
+      if (now + kYieldNs >= owner_.next_due()) {
         set_events(EPOLLOUT | EPOLLIN | EPOLLRDHUP);  // level-triggered: resumes after the start
         return true;
       }
@@ -197,8 +206,7 @@ class TcpChannel final : public Channel, public EventSource {
     while (true) {
       ssize_t n = 0;
       if (receive_left_ > 0) {
-        n = recv(fd_.get(), const_cast<char*>(zeros().data()), std::min<std::uint64_t>(receive_left_, kChunk),
-                 MSG_TRUNC);
+        n = recv(fd_.get(), buffer_.sink(), std::min<std::uint64_t>(receive_left_, kChunk), MSG_TRUNC);
       } else if (!flow_.stream && flow_.direction == Direction::push && header_sent_ == kFlowHeaderBytes &&
                  payload_left_ == 0) {
         n = recv(fd_.get(), ack_.data() + ack_got_, kAckBytes - ack_got_, 0);
@@ -241,6 +249,7 @@ class TcpChannel final : public Channel, public EventSource {
   int family_;
   ChannelOwner& owner_;
   Poller& poller_;
+  SendBuffer& buffer_;
   State state_ = State::connecting;
   std::uint32_t events_ = 0;
   int dscp_ = 0;
@@ -264,12 +273,13 @@ class TcpClient final : public ClientTransport {
     set_nodelay(fd.get(), options_.nodelay);
     set_buffers(fd.get(), options_.send_buffer, options_.receive_buffer);
     if (!options_.congestion_control.empty()) set_congestion_control(fd.get(), options_.congestion_control);
-    return std::make_unique<TcpChannel>(std::move(fd), server.family(), owner, poller_);
+    return std::make_unique<TcpChannel>(std::move(fd), server.family(), owner, poller_, buffer_);
   }
 
  private:
   ChannelOptions options_;
   Poller& poller_;
+  SendBuffer buffer_;
 };
 
 }  // namespace
