@@ -272,7 +272,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
       r.fail(n, "'tcp_rto_min' sets the netns testbed hosts' routes: a real host's is its own (ip route ... rto_min)");
     }
     if (c.tcp_rto_min_ns < TestbedSpec::kLeastRtoMinNs || c.tcp_rto_min_ns > TestbedSpec::kMostRtoMinNs) {
-      r.fail(n, "'tcp_rto_min' must be 1ms to 120s (Linux's is 200ms)");
+      r.fail(n, fmt::format("'tcp_rto_min' must be {} (Linux's is 200ms)", TestbedSpec::kRtoMinRange));
     }
   }
   r.get(e, "seed", c.seed);

@@ -49,12 +49,12 @@ struct Server::Worker {
     while (!server.stopping_.load(std::memory_order_relaxed)) {
       // One clock read per wait: the server's times only measure quiet
       // connections against timeouts of seconds.
-      std::int64_t woke = -1;
-      poller.dispatch(&timeout, [&woke] {
-        if (woke < 0) woke = monotonic_ns();
-        return woke;
+      std::int64_t now = -1;
+      poller.dispatch(&timeout, [&now] {
+        if (now < 0) now = monotonic_ns();
+        return now;
       });
-      const std::int64_t now = monotonic_ns();
+      if (now < 0) now = monotonic_ns();  // the wait timed out
       if (now >= next_sweep) {
         transport->sweep(now);
         next_sweep = now + kSweepNs;

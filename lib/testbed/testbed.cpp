@@ -192,8 +192,8 @@ Testbed::Testbed(TestbedSpec spec) : spec_(std::move(spec)) {
     }
   }
   if (std::int64_t{spec_.rto_min_ms} * 1'000'000 > TestbedSpec::kMostRtoMinNs) {
-    throw UsageError(
-        fmt::format("rto_min {} ms is above Linux's most retransmission timeout, 120 s", spec_.rto_min_ms));
+    throw UsageError(fmt::format("rto_min {} ms is outside {} (Linux bounds every retransmission timeout)",
+                                 spec_.rto_min_ms, TestbedSpec::kRtoMinRange));
   }
   if (const auto& cc = spec_.congestion_control; !cc.empty() && !valid_congestion_control(cc)) {
     throw UsageError(fmt::format("'{}' is not a congestion control name ({})", cc, kCongestionControlNameRule));

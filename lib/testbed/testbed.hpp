@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace xtk {
@@ -60,6 +61,7 @@ struct TestbedSpec {
   std::uint32_t rto_min_ms = 0;
   // What rto_min may be: Linux bounds every retransmission timeout by TCP_RTO_MAX.
   static constexpr std::int64_t kLeastRtoMinNs = 1'000'000, kMostRtoMinNs = 120'000'000'000;
+  static constexpr std::string_view kRtoMinRange = "1ms to 120s";  // the two above, as errors name them
 
   // The least queue a shaping rule may set: two of the largest packets the
   // testbed sends (GSO super-packets with offloads on, else full frames).

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       if (!rto_min.empty()) {
         const auto ns = xtk::parse_flag("--rto-min", rto_min, xtk::parse_duration_ns);
         if (ns < xtk::TestbedSpec::kLeastRtoMinNs || ns > xtk::TestbedSpec::kMostRtoMinNs) {
-          throw xtk::UsageError("--rto-min must be 1ms to 120s");
+          throw xtk::UsageError(fmt::format("--rto-min must be {}", xtk::TestbedSpec::kRtoMinRange));
         }
         spec.rto_min_ms = static_cast<std::uint32_t>(ns / 1'000'000);
       }
