@@ -92,6 +92,7 @@ void Worker::Impl::launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::
   start.id = plan.id;
   start.direction = plan.stream ? Direction::push : opt.direction;
   start.stream = plan.stream;
+  start.last = opt.policy == ConnectionPolicy::per_flow && !plan.stream;
   start.size_bytes = plan.size_bytes;
   start.stop_abs_ns = shared.start_mono_ns + plan.stop_ns;
   start.token = opt.token;

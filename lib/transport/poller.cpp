@@ -29,6 +29,12 @@ void Poller::modify(int fd, EventSource& source, std::uint32_t events) {
   epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev);
 }
 
+void Poller::hand_over(int fd, EventSource& from, EventSource& to, std::uint32_t events) {
+  forget(from);
+  modify(fd, to, events);
+  alive_.insert(&to);
+}
+
 Listener::Listener(const SocketAddress& address, bool shared_port, Poller& poller, std::function<void(int)> accept_all)
     : fd_(listen_tcp(address, shared_port)), bound_(address), accept_all_(std::move(accept_all)) {
   getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&bound_.storage), &bound_.length);

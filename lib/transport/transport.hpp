@@ -57,6 +57,8 @@ class Poller {
   // Level-triggered events of `fd`, reported to `source`.
   void add(int fd, EventSource& source, std::uint32_t events);
   void modify(int fd, EventSource& source, std::uint32_t events);
+  // `fd`'s events go to `to` from now on, none of this batch's to `from`.
+  void hand_over(int fd, EventSource& from, EventSource& to, std::uint32_t events);
   // When the source goes away; closing its descriptor takes it out of the set.
   void forget(EventSource& source) {
     alive_.erase(&source);
@@ -121,6 +123,9 @@ struct FlowStart {
   std::uint64_t id = 0;
   Direction direction = Direction::push;
   bool stream = false;  // push until stop_abs_ns; size_bytes is ignored
+  // The connection closes after this flow (per-flow policy). TCP: the server
+  // closes first and the channel waits for that before closing its socket.
+  bool last = false;
   std::uint64_t size_bytes = 0;
   std::int64_t stop_abs_ns = 0;  // a stream's end, CLOCK_MONOTONIC
   std::uint64_t token = 0;

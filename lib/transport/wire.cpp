@@ -32,7 +32,7 @@ HeaderBytes encode(const FlowHeader& header) {
   b[3] = 'F';
   b[4] = kWireVersion;
   b[5] = static_cast<unsigned char>(header.direction);
-  b[6] = header.stream ? 1 : 0;
+  b[6] = static_cast<unsigned char>((header.stream ? 1U : 0U) | (header.last ? 2U : 0U));
   b[7] = static_cast<unsigned char>(header.dscp);
   put_u64(&b[8], header.flow_id);
   put_u64(&b[16], header.size_bytes);
@@ -53,11 +53,12 @@ std::optional<FlowHeader> decode(const HeaderBytes& b, std::string* reason) {
   if (magic != kFlowMagic) return fail(fmt::format("bad magic 0x{:08x}", magic));
   if (b[4] != kWireVersion) return fail(fmt::format("wire version {} (this xtk speaks {})", b[4], kWireVersion));
   if (b[5] > 1) return fail(fmt::format("bad direction {}", b[5]));
-  if ((b[6] & ~1U) != 0) return fail("unknown flags");
+  if ((b[6] & ~3U) != 0) return fail("unknown flags");
   if (b[7] > 63) return fail(fmt::format("dscp {} is above 63", b[7]));
   FlowHeader h;
   h.direction = static_cast<Direction>(b[5]);
   h.stream = (b[6] & 1U) != 0;
+  h.last = (b[6] & 2U) != 0;
   h.dscp = b[7];
   h.rate_bps = get_u64(&b[32]);
   const auto* cc = reinterpret_cast<const char*>(&b[40]);

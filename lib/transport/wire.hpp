@@ -2,9 +2,10 @@
 // starts with a fixed 56-byte header from the client, all fields big-endian:
 //
 //   0  u32 magic      "XTKF"
-//   4  u8  version    2
+//   4  u8  version    3
 //   5  u8  direction  0 push (client sends size bytes), 1 pull (server sends them)
 //   6  u8  flags      bit 0: stream (size is ignored; data flows until the sender closes)
+//                      bit 1: last (the server closes the connection after this flow)
 //   7  u8  dscp       0-63: the server marks its side of the flow with it
 //   8  u64 flow_id
 //  16  u64 size_bytes
@@ -25,7 +26,7 @@
 namespace xtk {
 
 inline constexpr std::uint32_t kFlowMagic = 0x58544B46;  // "XTKF"
-inline constexpr std::uint8_t kWireVersion = 2;
+inline constexpr std::uint8_t kWireVersion = 3;
 inline constexpr std::size_t kFlowHeaderBytes = 56;
 inline constexpr std::size_t kAckBytes = 8;
 
@@ -34,6 +35,9 @@ enum class Direction : std::uint8_t { push = 0, pull = 1 };
 struct FlowHeader {
   Direction direction = Direction::push;
   bool stream = false;
+  // The connection's last flow: the server closes it once the flow is done,
+  // so TIME_WAIT stays on the server and the client's port is free at once.
+  bool last = false;
   std::uint64_t flow_id = 0;
   std::uint64_t size_bytes = 0;
   std::uint64_t token = 0;

@@ -202,18 +202,53 @@ TEST(Loopback, FourThreadsEachEndAccountForEveryFlow) {
   EXPECT_EQ(c.bad_headers + c.aborted_flows, 0u);
 }
 
-TEST(Loopback, PerFlowPolicyOpensAConnectionPerFlow) {
+// Loopback connections in TIME_WAIT (/proc/net/tcp, state 06): those whose
+// local port is `port` (the server's side) and those whose remote port is
+// (the clients' sides).
+std::pair<std::uint64_t, std::uint64_t> time_waits(std::uint16_t port) {
+  std::ifstream in("/proc/net/tcp");
+  std::uint64_t server_side = 0, client_side = 0;
+  std::string line;
+  std::getline(in, line);  // column names
+  for (; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state != "06") continue;
+    const auto port_of_field = [](const std::string& address) {
+      return static_cast<std::uint16_t>(std::stoul(address.substr(address.find(':') + 1), nullptr, 16));
+    };
+    if (port_of_field(local) == port) ++server_side;
+    if (port_of_field(remote) == port) ++client_side;
+  }
+  return {server_side, client_side};
+}
+
+// A connection per flow, push and pull: the server closes each after its flow
+// (the header's `last` flag), so TIME_WAIT stays on its side and the
+// client's ports are free again at once.
+TEST(Loopback, PerFlowPolicyOpensAConnectionPerFlowAndTheServerClosesIt) {
   TempDir dir;
   Server server(loopback_server());
   server.start();
   const auto flows = write_schedule_file(dir.file("s.csv"), 50e6, 300'000'000);
-  auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
-  o.policy = ConnectionPolicy::per_flow;
-  std::atomic<bool> interrupt{false};
-  const auto result = run_client(o, interrupt);
-  EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), flows);
-  wait_for([&] { return server.counters().push_flows == flows; });
-  EXPECT_EQ(server.counters().accepted, flows);
+  ASSERT_GT(flows, 50u);
+  for (auto direction : {Direction::push, Direction::pull}) {
+    auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
+    o.policy = ConnectionPolicy::per_flow;
+    o.direction = direction;
+    std::atomic<bool> interrupt{false};
+    const auto result = run_client(o, interrupt);
+    EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), flows);
+  }
+  wait_for([&] { return server.counters().pull_flows == flows; });
+  const auto c = server.counters();
+  EXPECT_EQ(c.accepted, 2 * flows);
+  EXPECT_EQ(c.push_flows, flows);
+  EXPECT_EQ(c.bad_headers + c.aborted_flows, 0u);
+  const auto [server_side, client_side] = time_waits(port_of(server));
+  EXPECT_EQ(client_side, 0u);
+  EXPECT_GE(server_side, 2 * flows);
 }
 
 // A burst: 8 flows due at the same microsecond. With --pool-ahead the pool

@@ -38,6 +38,18 @@ TEST(Wire, HeaderRoundTripInNetworkOrder) {
   EXPECT_EQ(back->dscp, 46);
   EXPECT_EQ(back->rate_bps, h.rate_bps);
   EXPECT_EQ(back->congestion_control, "bbr");
+  EXPECT_FALSE(back->last);
+}
+
+TEST(Wire, LastFlowIsFlagBitOne) {
+  FlowHeader h;
+  h.last = true;
+  const auto bytes = encode(h);
+  EXPECT_EQ(bytes[6], 2);
+  const auto back = decode(bytes, nullptr);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->last);
+  EXPECT_FALSE(back->stream);
 }
 
 TEST(Wire, BadHeadersSayWhy) {
@@ -50,7 +62,7 @@ TEST(Wire, BadHeadersSayWhy) {
   bad = bytes;
   bad[4] = 9;
   EXPECT_FALSE(decode(bad, &reason));
-  EXPECT_EQ(reason, "wire version 9 (this xtk speaks 2)");
+  EXPECT_EQ(reason, "wire version 9 (this xtk speaks 3)");
   bad = bytes;
   bad[5] = 2;
   EXPECT_FALSE(decode(bad, &reason));

@@ -1,6 +1,7 @@
 // A flow on a TCP connection, client side: the header and the payload out
 // (push) or the payload in (pull), the acknowledgement of a push, the
 // connection's end. Writes shrink and yield as the owner's next start nears.
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -43,13 +45,80 @@ class SendBuffer {
 
 std::string errno_text(int error) { return std::strerror(error); }
 
+// Sockets whose last flow ended, each kept until the server's close arrives:
+// the side that closes first holds the connection in TIME_WAIT for a minute,
+// and on the client that is its local port. A connection per flow would run
+// out of ports at a few hundred flows per second to one server (tens of
+// thousands per second on loopback, where the kernel reuses them after 1 s).
+class Closings {
+ public:
+  explicit Closings(Poller& poller) : poller_(poller) {}
+  // What is left gets up to kDrainNs in all for the servers' closes.
+  ~Closings() {
+    std::vector<pollfd> fds;
+    for (const auto& [ptr, closing] : open_) {
+      poller_.forget(*ptr);
+      fds.push_back({closing->fd.get(), POLLIN | POLLRDHUP, 0});
+    }
+    const std::int64_t deadline = monotonic_ns() + kDrainNs;
+    std::size_t done = 0;
+    while (done < fds.size()) {
+      const std::int64_t left_ms = (deadline - monotonic_ns()) / 1'000'000;
+      if (left_ms <= 0 || poll(fds.data(), fds.size(), static_cast<int>(left_ms)) <= 0) break;
+      for (auto& p : fds) {
+        if (p.revents != 0) {
+          p.fd = -1;  // poll skips it from now on
+          ++done;
+        }
+      }
+    }
+  }
+  Closings(const Closings&) = delete;
+  Closings& operator=(const Closings&) = delete;
+
+  // Takes `fd` over from `channel`, which is going away.
+  void add(Fd fd, EventSource& channel) {
+    if (open_.size() >= kMaxOpen) open_.erase(open_.begin());  // a server that never closes
+    auto closing = std::make_unique<Closing>(*this, std::move(fd));
+    poller_.hand_over(closing->fd.get(), channel, *closing, EPOLLIN | EPOLLRDHUP);
+    Closing* ptr = closing.get();
+    open_.emplace(ptr, std::move(closing));
+  }
+
+ private:
+  static constexpr std::int64_t kDrainNs = 200'000'000;
+  static constexpr std::size_t kMaxOpen = 4096;
+
+  struct Closing final : EventSource {
+    Closing(Closings& closings, Fd socket) : owner(closings), fd(std::move(socket)) {}
+    // The server's close (or anything else: nothing more is due) ends it.
+    void on_events(std::uint32_t /*events*/, std::int64_t /*now*/) override { owner.done(*this); }
+    Closings& owner;
+    Fd fd;
+  };
+
+  void done(Closing& closing) {
+    poller_.forget(closing);
+    open_.erase(&closing);
+  }
+
+  Poller& poller_;
+  std::unordered_map<Closing*, std::unique_ptr<Closing>> open_;
+};
+
 class TcpChannel final : public Channel, public EventSource {
  public:
-  TcpChannel(Fd fd, int family, ChannelOwner& owner, Poller& poller, SendBuffer& buffer)
-      : fd_(std::move(fd)), family_(family), owner_(owner), poller_(poller), buffer_(buffer) {
+  TcpChannel(Fd fd, int family, ChannelOwner& owner, Poller& poller, SendBuffer& buffer, Closings& closings)
+      : fd_(std::move(fd)), family_(family), owner_(owner), poller_(poller), buffer_(buffer), closings_(closings) {
     set_events(EPOLLOUT);  // writable: the handshake completed (or failed)
   }
-  ~TcpChannel() override { poller_.forget(*this); }
+  ~TcpChannel() override {
+    if (await_close_) {
+      closings_.add(std::move(fd_), *this);
+    } else {
+      poller_.forget(*this);
+    }
+  }
   TcpChannel(const TcpChannel&) = delete;
   TcpChannel& operator=(const TcpChannel&) = delete;
 
@@ -58,6 +127,7 @@ class TcpChannel final : public Channel, public EventSource {
     FlowHeader h;
     h.direction = flow.direction;
     h.stream = flow.stream;
+    h.last = flow.last;
     h.flow_id = flow.id;
     h.size_bytes = flow.size_bytes;
     h.token = flow.token;
@@ -153,6 +223,7 @@ class TcpChannel final : public Channel, public EventSource {
   // Ends the flow: the owner may start the next one on this channel or close it.
   void end(bool ok, std::string error, std::int64_t now) {
     state_ = State::idle;
+    await_close_ = ok && flow_.last;  // the server closes first
     if (ok) set_events(EPOLLIN | EPOLLRDHUP);
     owner_.flow_ended({ok, std::move(error), stream_bytes_}, now);
   }
@@ -250,6 +321,8 @@ class TcpChannel final : public Channel, public EventSource {
   ChannelOwner& owner_;
   Poller& poller_;
   SendBuffer& buffer_;
+  Closings& closings_;
+  bool await_close_ = false;
   State state_ = State::connecting;
   std::uint32_t events_ = 0;
   int dscp_ = 0;
@@ -265,7 +338,7 @@ class TcpChannel final : public Channel, public EventSource {
 
 class TcpClient final : public ClientTransport {
  public:
-  TcpClient(const ChannelOptions& options, Poller& poller) : options_(options), poller_(poller) {}
+  TcpClient(const ChannelOptions& options, Poller& poller) : options_(options), poller_(poller), closings_(poller) {}
 
   std::unique_ptr<Channel> connect(const SocketAddress& server, ChannelOwner& owner, std::string* error) override {
     Fd fd = connect_tcp_nonblocking(server, error);
@@ -273,13 +346,14 @@ class TcpClient final : public ClientTransport {
     set_nodelay(fd.get(), options_.nodelay);
     set_buffers(fd.get(), options_.send_buffer, options_.receive_buffer);
     if (!options_.congestion_control.empty()) set_congestion_control(fd.get(), options_.congestion_control);
-    return std::make_unique<TcpChannel>(std::move(fd), server.family(), owner, poller_, buffer_);
+    return std::make_unique<TcpChannel>(std::move(fd), server.family(), owner, poller_, buffer_, closings_);
   }
 
  private:
   ChannelOptions options_;
   Poller& poller_;
   SendBuffer buffer_;
+  Closings closings_;  // the channels (gone before the transport) hand their last sockets here
 };
 
 }  // namespace

@@ -57,6 +57,7 @@ class Connection final : public EventSource {
   std::size_t ack_sent_ = 0;
   std::int64_t last_activity_ns_ = 0;
   bool writing_ = false;  // EPOLLOUT registered
+  bool last_ = false;     // the flow is the connection's last: closed after it (wire.hpp)
 };
 
 class TcpServer final : public ServerTransport {
@@ -203,6 +204,7 @@ bool Connection::begin_flow() {
   const auto header = admit_flow(header_, server_.context());
   if (!header) return false;
   header_got_ = 0;
+  last_ = header->last;
   mark(*header);
   if (header->stream) {
     state_ = State::push_stream;
@@ -322,6 +324,7 @@ bool Connection::on_writable() {
       return true;
     }
     bump(stats.push_flows);
+    if (last_) return false;  // this end closes first: TIME_WAIT stays here, not on the client's port
     state_ = State::header;
     set_writing(false);
     return true;
@@ -339,6 +342,7 @@ bool Connection::on_writable() {
       left_ -= static_cast<std::uint64_t>(n);
     }
     bump(stats.pull_flows);
+    if (last_) return false;
     state_ = State::header;
     set_writing(false);
     return true;
