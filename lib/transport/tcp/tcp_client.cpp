@@ -78,7 +78,7 @@ class Closings {
 
   // Takes `fd` over from `channel`, which is going away.
   void add(Fd fd, EventSource& channel) {
-    if (open_.size() >= kMaxOpen) open_.erase(open_.begin());  // a server that never closes
+    if (open_.size() >= kMaxOpen) done(*open_.begin()->first);  // a server that never closes
     auto closing = std::make_unique<Closing>(*this, std::move(fd));
     poller_.hand_over(closing->fd.get(), channel, *closing, EPOLLIN | EPOLLRDHUP);
     Closing* ptr = closing.get();
