@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -23,11 +25,13 @@
 #include "common/cpu_wake_latency.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/open_files.hpp"
 #include "core/process.hpp"
 #include "flow/client.hpp"
 #include "flow/client_worker.hpp"
 #include "flow/server.hpp"
 #include "transport/socket.hpp"
+#include "transport/tcp/tcp.hpp"
 #include "transport/wire.hpp"
 #include "workload/generator.hpp"
 
@@ -249,6 +253,146 @@ TEST(Loopback, PerFlowPolicyOpensAConnectionPerFlowAndTheServerClosesIt) {
   const auto [server_side, client_side] = time_waits(port_of(server));
   EXPECT_EQ(client_side, 0u);
   EXPECT_GE(server_side, 2 * flows);
+}
+
+// A server of this wire version that acknowledges every push flow and never
+// closes a connection, `last` flag or not. It counts the connections open at
+// once: accepted, and not yet closed by the client.
+class NeverClosingServer {
+ public:
+  NeverClosingServer() : listener_(listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false)) {
+    sockaddr_in a{};
+    socklen_t length = sizeof a;
+    getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&a), &length);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~NeverClosingServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  NeverClosingServer(const NeverClosingServer&) = delete;
+  NeverClosingServer& operator=(const NeverClosingServer&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  std::uint64_t closed_by_client() const { return closed_; }
+  std::uint64_t most_open() const { return most_open_; }
+  // Of the connections the client closed, the first one's place in the order of accepting.
+  std::uint64_t first_closed() const { return first_closed_; }
+
+ private:
+  struct Peer {
+    Fd fd;
+    std::uint64_t accepted = 0;  // its place in the order of accepting
+    HeaderBytes header{};
+    std::size_t have = 0;       // header bytes read
+    std::uint64_t payload = 0;  // payload bytes still to read
+  };
+
+  void serve() {
+    const Fd ep(epoll_create1(0));
+    epoll_event ev{EPOLLIN, {.ptr = nullptr}};
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, listener_.get(), &ev);
+    std::map<Peer*, std::unique_ptr<Peer>> peers;
+    std::array<epoll_event, 256> events{};
+    std::vector<char> sink(1 << 16);
+    std::uint64_t accepted = 0;
+    while (!stop_) {
+      const int n = epoll_wait(ep.get(), events.data(), events.size(), 20);
+      for (int i = 0; i < n; ++i) {
+        auto* peer = static_cast<Peer*>(events[i].data.ptr);
+        if (peer == nullptr) {
+          for (int fd; (fd = accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK)) >= 0;) {
+            auto p = std::make_unique<Peer>();
+            p->fd = Fd(fd);
+            p->accepted = accepted++;
+            epoll_event e{EPOLLIN, {.ptr = p.get()}};
+            epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &e);
+            peers.emplace(p.get(), std::move(p));
+          }
+          most_open_ = std::max<std::uint64_t>(most_open_, peers.size());
+          continue;
+        }
+        if (!read_from(*peer, sink)) {
+          if (closed_++ == 0) first_closed_ = peer->accepted;
+          peers.erase(peer);
+        }
+      }
+    }
+  }
+
+  // False when the client closed (or broke) the connection.
+  static bool read_from(Peer& p, std::vector<char>& sink) {
+    while (true) {
+      ssize_t got = 0;
+      if (p.have < kFlowHeaderBytes) {
+        got = recv(p.fd.get(), p.header.data() + p.have, kFlowHeaderBytes - p.have, 0);
+      } else {
+        got = recv(p.fd.get(), sink.data(), std::min<std::uint64_t>(p.payload, sink.size()), 0);
+      }
+      if (got == 0) return false;
+      if (got < 0) return errno == EAGAIN;
+      if (p.have < kFlowHeaderBytes) {
+        p.have += static_cast<std::size_t>(got);
+        if (p.have < kFlowHeaderBytes) continue;
+        const auto header = decode(p.header, nullptr);
+        if (!header || header->direction != Direction::push) return false;
+        p.payload = header->size_bytes;
+      } else {
+        p.payload -= static_cast<std::uint64_t>(got);
+      }
+      if (p.have == kFlowHeaderBytes && p.payload == 0) {
+        const auto ack = encode_ack(decode(p.header, nullptr)->flow_id);
+        if (send(p.fd.get(), ack.data(), ack.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(ack.size())) return false;
+        p.have = 0;
+      }
+    }
+  }
+
+  Fd listener_;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> closed_{0}, most_open_{0}, first_closed_{0};
+  std::thread thread_;
+};
+
+// A connection per flow to a server that never closes: the client keeps at
+// most tcp::kMaxAwaitingClose sockets waiting for the server's close, closing
+// the oldest itself past that, and still finishes every flow and the run.
+TEST(Loopback, PerFlowSocketsAwaitingAServersCloseAreCapped) {
+  constexpr std::uint64_t kFlows = tcp::kMaxAwaitingClose + 2'000;
+  constexpr std::size_t kInFlight = 16;
+  // Both ends in this process: a descriptor per connection on each side.
+  if (raise_open_file_limit() < kFlows + tcp::kMaxAwaitingClose + 1'000) {
+    GTEST_SKIP() << "needs an open-file limit of " << kFlows + tcp::kMaxAwaitingClose + 1'000 << " (ulimit -Hn)";
+  }
+  TempDir dir;
+  {
+    std::ofstream out(dir.file("s.csv"));
+    out << "# xtk-schedule\n# format_version=1\n# duration_ns=200000000\nflow_id,start_ns,src,dst,size_bytes\n";
+    for (std::uint64_t i = 0; i < kFlows; ++i) out << i << "," << i * 30'000 << ",h0,127.0.0.1,100\n";
+  }
+  NeverClosingServer server;
+  ClientOptions o;
+  o.schedule = dir.file("s.csv");
+  o.records = dir.file("r.csv");
+  o.port = server.port();
+  o.prepare_ns = 100'000'000;
+  o.retry_ns = 300'000'000;
+  o.policy = ConnectionPolicy::per_flow;
+  o.pool_limit = kInFlight;
+  std::atomic<bool> interrupt{false};
+  const auto result = run_client(o, interrupt);
+  EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), kFlows);
+  // Every socket is closed once the client is done: those past the cap
+  // during the run, the rest after the end's wait for the server.
+  wait_for([&] { return server.closed_by_client() == kFlows; });
+  EXPECT_EQ(server.closed_by_client(), kFlows);
+  // Without the cap all kFlows would be open at the end. The server may
+  // count a few closed ones it has not read yet as open.
+  EXPECT_GT(server.most_open(), tcp::kMaxAwaitingClose / 2);
+  EXPECT_LE(server.most_open(), tcp::kMaxAwaitingClose + kInFlight + 256);
+  EXPECT_LT(server.first_closed(), kInFlight) << "the oldest goes first";
 }
 
 // A burst: 8 flows due at the same microsecond. With --pool-ahead the pool

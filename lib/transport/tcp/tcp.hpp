@@ -4,11 +4,17 @@
 // byte arrives. DSCP and pacing are socket options set per flow.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 
 #include "transport/transport.hpp"
 
 namespace xtk::tcp {
+
+// Sockets of ended connection-per-flow flows a client transport keeps open,
+// each awaiting the server's close (docs/wire.md, "Who closes a connection").
+// Past it the client closes the oldest itself.
+inline constexpr std::size_t kMaxAwaitingClose = 4096;
 
 std::unique_ptr<ClientTransport> make_client(const ChannelOptions& options, Poller& poller);
 std::unique_ptr<ServerTransport> make_server(const ServerContext& context, Poller& poller);

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <unordered_map>
+#include <list>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -56,8 +56,8 @@ class Closings {
   // What is left gets up to kDrainNs in all for the servers' closes.
   ~Closings() {
     std::vector<pollfd> fds;
-    for (const auto& [ptr, closing] : open_) {
-      poller_.forget(*ptr);
+    for (const auto& closing : open_) {
+      poller_.forget(*closing);
       fds.push_back({closing->fd.get(), POLLIN | POLLRDHUP, 0});
     }
     const std::int64_t deadline = monotonic_ns() + kDrainNs;
@@ -76,34 +76,37 @@ class Closings {
   Closings(const Closings&) = delete;
   Closings& operator=(const Closings&) = delete;
 
-  // Takes `fd` over from `channel`, which is going away.
+  // Takes `fd` over from `channel`, which is going away. At the cap the
+  // oldest is closed first: a server that has not closed it by now may never.
   void add(Fd fd, EventSource& channel) {
-    if (open_.size() >= kMaxOpen) done(*open_.begin()->first);  // a server that never closes
-    auto closing = std::make_unique<Closing>(*this, std::move(fd));
-    poller_.hand_over(closing->fd.get(), channel, *closing, EPOLLIN | EPOLLRDHUP);
-    Closing* ptr = closing.get();
-    open_.emplace(ptr, std::move(closing));
+    if (open_.size() >= kMaxAwaitingClose) done(*open_.front());
+    open_.push_back(std::make_unique<Closing>(*this, std::move(fd)));
+    Closing& closing = *open_.back();
+    closing.self = std::prev(open_.end());
+    poller_.hand_over(closing.fd.get(), channel, closing, EPOLLIN | EPOLLRDHUP);
   }
 
  private:
   static constexpr std::int64_t kDrainNs = 200'000'000;
-  static constexpr std::size_t kMaxOpen = 4096;
 
+  struct Closing;
+  using List = std::list<std::unique_ptr<Closing>>;  // oldest first
   struct Closing final : EventSource {
     Closing(Closings& closings, Fd socket) : owner(closings), fd(std::move(socket)) {}
     // The server's close (or anything else: nothing more is due) ends it.
     void on_events(std::uint32_t /*events*/, std::int64_t /*now*/) override { owner.done(*this); }
     Closings& owner;
     Fd fd;
+    List::iterator self;  // its place in open_
   };
 
   void done(Closing& closing) {
     poller_.forget(closing);
-    open_.erase(&closing);
+    open_.erase(closing.self);
   }
 
   Poller& poller_;
-  std::unordered_map<Closing*, std::unique_ptr<Closing>> open_;
+  List open_;
 };
 
 class TcpChannel final : public Channel, public EventSource {
