@@ -1,10 +1,15 @@
 // The small-flow ceiling of this machine: a minimal epoll client and server
 // moving 1 KB flows, each answered by an 8-byte ack, with one flow in flight
 // per connection, either over persistent connections or a new connection per
-// flow. bench/flow/run.sh compares xtk-client's flows/s against it.
+// flow. bench/flow/run.py compares xtk-client's flows/s against it.
 //
-//   xtk-bench-ceiling server PORT
+//   xtk-bench-ceiling server PORT [per-flow]
 //   xtk-bench-ceiling client PORT CONNECTIONS SECONDS persistent|per-flow
+//
+// A connection per flow goes as xtk's does (docs/wire.md, "Who closes a
+// connection"): a non-blocking connect, and the server closes after its ack
+// (`server PORT per-flow`), so TIME_WAIT stays on the server and the client
+// never waits for a port.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,7 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,7 +44,7 @@ void nodelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-int serve(int port) {
+int serve(int port, bool close_after_ack) {
   const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   const int one = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -78,14 +85,15 @@ int serve(int port) {
         have -= kFlowBytes;
         send(fd, ack, kAckBytes, MSG_NOSIGNAL);
       }
+      if (close_after_ack && have == 0) close(fd);
     }
   }
 }
 
-int open_connection(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+int open_connection(int port, bool nonblocking) {
+  const int fd = socket(AF_INET, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
   sockaddr_in a = loopback(port);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS) {
     std::perror("connect");
     std::exit(1);
   }
@@ -97,10 +105,23 @@ int drive(int port, int connections, double seconds, bool persistent) {
   const int ep = epoll_create1(0);
   const char flow[kFlowBytes] = {};
   char ack[kAckBytes];
-  std::vector<int> fds;
+  // Per-flow connections by descriptor: connecting, then awaiting the ack,
+  // then the server's close.
+  enum class State : std::uint8_t { connecting, awaiting_ack, closing };
+  std::vector<State> state(65536, State::awaiting_ack);
   const auto start_flow = [&](int fd) { send(fd, flow, kFlowBytes, MSG_NOSIGNAL); };
+  const auto open_for_flow = [&] {
+    const int fd = open_connection(port, true);
+    state[static_cast<std::size_t>(fd)] = State::connecting;
+    epoll_event e{EPOLLOUT, {.fd = fd}};
+    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
+  };
   for (int i = 0; i < connections; ++i) {
-    const int fd = open_connection(port);
+    if (!persistent) {
+      open_for_flow();
+      continue;
+    }
+    const int fd = open_connection(port, false);
     epoll_event e{EPOLLIN, {.fd = fd}};
     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
     start_flow(fd);
@@ -112,16 +133,27 @@ int drive(int port, int connections, double seconds, bool persistent) {
   while (std::chrono::steady_clock::now() < end) {
     const int n = epoll_wait(ep, events, 256, 100);
     for (int i = 0; i < n; ++i) {
-      int fd = events[i].data.fd;
+      const int fd = events[i].data.fd;
+      State& s = state[static_cast<std::size_t>(fd)];
+      if (s == State::connecting) {
+        s = State::awaiting_ack;
+        epoll_event e{EPOLLIN, {.fd = fd}};
+        epoll_ctl(ep, EPOLL_CTL_MOD, fd, &e);
+        start_flow(fd);
+        continue;
+      }
+      if (s == State::closing) {  // the server's close
+        close(fd);
+        open_for_flow();
+        continue;
+      }
       if (recv(fd, ack, kAckBytes, MSG_WAITALL) != kAckBytes) return 1;
       ++flows;
-      if (!persistent) {
-        close(fd);
-        fd = open_connection(port);
-        epoll_event e{EPOLLIN, {.fd = fd}};
-        epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
+      if (persistent) {
+        start_flow(fd);
+      } else {
+        s = State::closing;
       }
-      start_flow(fd);
     }
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -132,10 +164,13 @@ int drive(int port, int connections, double seconds, bool persistent) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "server") return serve(std::atoi(argv[2]));
+  if ((argc == 3 || (argc == 4 && std::string(argv[3]) == "per-flow")) && std::string(argv[1]) == "server") {
+    return serve(std::atoi(argv[2]), argc == 4);
+  }
   if (argc == 6 && std::string(argv[1]) == "client") {
     return drive(std::atoi(argv[2]), std::atoi(argv[3]), std::atof(argv[4]), std::string(argv[5]) == "persistent");
   }
-  std::fprintf(stderr, "usage: %s server PORT | client PORT CONNECTIONS SECONDS persistent|per-flow\n", argv[0]);
+  std::fprintf(stderr, "usage: %s server PORT [per-flow] | client PORT CONNECTIONS SECONDS persistent|per-flow\n",
+               argv[0]);
   return 2;
 }

@@ -313,7 +313,8 @@ def part_small(seconds, tmp, pairs):
         ceilings, xtks, ceiling_cpus, xtk_cpus = [], [], [], []
         for _ in range(pairs):
             # CPU per flow: client and server together (user + system), from each process's rusage.
-            ceiling_server = start([CEILING, "server", "7320"])
+            # Per flow, the server closes after its ack, as xtk-server does (wire.md).
+            ceiling_server = start([CEILING, "server", "7320", *(["per-flow"] if mode == "per-flow" else [])])
             time.sleep(0.2)
             out, client_cpu = run_cpu([CEILING, "client", "7320", str(conns), str(seconds / 3), mode])
             ceilings.append(float(out))
