@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -372,12 +374,20 @@ TEST(Testbed, CongestionControlRefusalNamesTheFix) {
   EXPECT_NE(m.find("(available: reno bbr, allowed: reno bbr)"), std::string::npos) << m;
 }
 
-// A CUBIC connection from h0 to h1 sends 4 MB, idles for `idle`, then sends one
-// byte: its congestion window before and after (TCP_INFO). Linux restarts an
-// idle connection from its initial window once the idle time exceeds the
-// retransmission timeout, which rto_min bounds from below.
-std::pair<std::uint32_t, std::uint32_t> cwnd_across_idle(const Testbed& testbed, std::chrono::milliseconds idle) {
-  std::pair<std::uint32_t, std::uint32_t> cwnd{0, 0};
+// A CUBIC connection from h0 to h1 sends 4 MB, idles, then sends one byte:
+// its congestion window before and after, and its retransmission timeout
+// (TCP_INFO). Linux restarts an idle connection from its initial window once
+// the idle time exceeds that timeout, which rto_min bounds from below.
+struct IdleWindow {
+  std::uint32_t before = 0, after = 0;
+  std::chrono::microseconds rto{0};
+};
+
+// Idles for `idle`, or with `past_rto` 300 ms past the connection's timeout
+// if that is longer: RTT samples taken on a loaded machine can raise it above
+// the 200 ms floor.
+IdleWindow cwnd_across_idle(const Testbed& testbed, std::chrono::milliseconds idle, bool past_rto) {
+  IdleWindow cwnd;
   std::string error;
   // setns moves only the calling thread; the sockets keep the namespace they were made in.
   std::thread([&] {
@@ -394,7 +404,7 @@ std::pair<std::uint32_t, std::uint32_t> cwnd_across_idle(const Testbed& testbed,
       tcp_info info{};
       socklen_t len = sizeof info;
       check(::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0, "TCP_INFO");
-      return std::pair{info.tcpi_snd_cwnd, info.tcpi_unacked};
+      return std::tuple{info.tcpi_snd_cwnd, info.tcpi_unacked, std::chrono::microseconds(info.tcpi_rto)};
     };
     try {
       sockaddr_in addr{};
@@ -418,13 +428,14 @@ std::pair<std::uint32_t, std::uint32_t> cwnd_across_idle(const Testbed& testbed,
       });
       const std::vector<char> data(4 << 20, 'x');
       check(::send(client, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size()), "send");
-      const auto deadline = std::chrono::steady_clock::now() + 2s;
-      while (snd_cwnd(client).second > 0 && std::chrono::steady_clock::now() < deadline)
+      const auto deadline = std::chrono::steady_clock::now() + 10s;  // all acknowledged: idle
+      while (std::get<1>(snd_cwnd(client)) > 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(1ms);
-      cwnd.first = snd_cwnd(client).first;
-      std::this_thread::sleep_for(idle);
+      std::tie(cwnd.before, std::ignore, cwnd.rto) = snd_cwnd(client);
+      const auto wait = past_rto ? std::max<std::chrono::microseconds>(idle, cwnd.rto + 300ms) : idle;
+      std::this_thread::sleep_for(wait);
       check(::send(client, data.data(), 1, MSG_NOSIGNAL) == 1, "send after idle");
-      cwnd.second = snd_cwnd(client).first;
+      cwnd.after = std::get<0>(snd_cwnd(client));
       ::close(client);
       drain.join();
       ::close(server);
@@ -444,24 +455,26 @@ TEST(Testbed, RtoMinKeepsAnIdleConnectionsWindow) {
   TestbedSpec spec;
   spec.name = "rto" + std::to_string(::getpid() % 100000);
   spec.hosts = 2;
-  std::pair<std::uint32_t, std::uint32_t> kernels, dilated;
+  IdleWindow kernels, dilated;
   {
     Testbed testbed(spec);
-    kernels = cwnd_across_idle(testbed, 500ms);
+    kernels = cwnd_across_idle(testbed, 500ms, true);
   }
   spec.rto_min_ms = 1000;
   {
     Testbed testbed(spec);
     const auto routes = run_checked({"ip", "-n", testbed.host_ns(0), "route", "show"});
     EXPECT_NE(routes.find("rto_min lock 1s"), std::string::npos) << routes;
-    dilated = cwnd_across_idle(testbed, 500ms);
+    dilated = cwnd_across_idle(testbed, 500ms, false);
   }
   spec.rto_min_ms = 120'001;  // above TCP_RTO_MAX: refused before anything is built
   EXPECT_THROW(Testbed{spec}, UsageError);
-  ASSERT_GT(kernels.first, 20u) << "slow start never grew the window: nothing to restart";
-  EXPECT_LT(kernels.second, kernels.first) << "500 ms idle under a 200 ms timeout restarts the window";
-  ASSERT_GT(dilated.first, 20u);
-  EXPECT_EQ(dilated.second, dilated.first) << "500 ms idle under rto_min 1000 ms keeps the window";
+  ASSERT_GT(kernels.before, 20u) << "slow start never grew the window: nothing to restart";
+  EXPECT_LT(kernels.after, kernels.before)
+      << "idle past the timeout (" << kernels.rto.count() << " us) restarts the window";
+  ASSERT_GT(dilated.before, 20u);
+  EXPECT_GE(dilated.rto, 1s) << "rto_min 1000 ms is the timeout's floor";
+  EXPECT_EQ(dilated.after, dilated.before) << "500 ms idle under rto_min 1000 ms keeps the window";
 }
 
 // --net-cpus: every interface of the testbed steers its receive processing
