@@ -3,13 +3,19 @@
 // per connection, either over persistent connections or a new connection per
 // flow. bench/flow/run.py compares xtk-client's flows/s against it.
 //
-//   xtk-bench-ceiling server PORT [per-flow]
-//   xtk-bench-ceiling client PORT CONNECTIONS SECONDS persistent|per-flow
+//   xtk-bench-ceiling server PORT [per-flow] [wire]
+//   xtk-bench-ceiling client PORT CONNECTIONS SECONDS persistent|per-flow [wire]
 //
 // A connection per flow goes as xtk's does (docs/wire.md, "Who closes a
 // connection"): a non-blocking connect, and the server closes after its ack
 // (`server PORT per-flow`), so TIME_WAIT stays on the server and the client
 // never waits for a port.
+//
+// With `wire`, both ends speak xtk's flow wire (docs/wire.md, through
+// lib/transport/wire.hpp): each flow is a 56-byte header and its 1,000 bytes,
+// and its ack carries its flow id. The minimal client can then drive
+// xtk-server and xtk-client can drive the minimal server, so run.py measures
+// each side of xtk against its minimal counterpart.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -26,10 +33,19 @@
 #include <string>
 #include <vector>
 
+#include "transport/wire.hpp"
+
 namespace {
 
-constexpr int kFlowBytes = 1000;
-constexpr int kAckBytes = 8;
+constexpr std::size_t kFlowBytes = 1000;
+constexpr std::size_t kMaxDescriptors = 65536;
+
+struct Mode {
+  bool per_flow = false;
+  bool wire = false;
+  std::size_t header() const { return wire ? xtk::kFlowHeaderBytes : 0; }
+  std::size_t message() const { return header() + kFlowBytes; }
+};
 
 sockaddr_in loopback(int port) {
   sockaddr_in a{};
@@ -44,7 +60,13 @@ void nodelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-int serve(int port, bool close_after_ack) {
+// Per connection: the bytes of the current flow so far, and its header (wire).
+struct Incoming {
+  std::size_t got = 0;
+  xtk::HeaderBytes header{};
+};
+
+int serve(int port, Mode mode) {
   const int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   const int one = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -56,9 +78,8 @@ int serve(int port, bool close_after_ack) {
   const int ep = epoll_create1(0);
   epoll_event ev{EPOLLIN, {.fd = listener}};
   epoll_ctl(ep, EPOLL_CTL_ADD, listener, &ev);
-  std::vector<int> got(65536, 0);
-  char buffer[kFlowBytes];
-  const char ack[kAckBytes] = {};
+  std::vector<Incoming> incoming(kMaxDescriptors);
+  std::vector<char> buffer(mode.message());
   epoll_event events[256];
   while (true) {
     const int n = epoll_wait(ep, events, 256, -1);
@@ -68,24 +89,46 @@ int serve(int port, bool close_after_ack) {
         int c = 0;
         while ((c = accept4(listener, nullptr, nullptr, SOCK_NONBLOCK)) >= 0) {
           nodelay(c);
-          got[static_cast<std::size_t>(c)] = 0;
+          incoming[static_cast<std::size_t>(c)].got = 0;
           epoll_event e{EPOLLIN, {.fd = c}};
           epoll_ctl(ep, EPOLL_CTL_ADD, c, &e);
         }
         continue;
       }
-      const ssize_t r = recv(fd, buffer, sizeof buffer, 0);
+      const ssize_t r = recv(fd, buffer.data(), buffer.size(), 0);
       if (r <= 0) {
         close(fd);
         continue;
       }
-      int& have = got[static_cast<std::size_t>(fd)];
-      have += static_cast<int>(r);
-      while (have >= kFlowBytes) {
-        have -= kFlowBytes;
-        send(fd, ack, kAckBytes, MSG_NOSIGNAL);
+      Incoming& in = incoming[static_cast<std::size_t>(fd)];
+      bool closed = false;
+      for (std::size_t at = 0; at < static_cast<std::size_t>(r) && !closed;) {
+        const std::size_t take = std::min(static_cast<std::size_t>(r) - at, mode.message() - in.got);
+        if (in.got < mode.header()) {
+          const std::size_t h = std::min(take, mode.header() - in.got);
+          std::memcpy(in.header.data() + in.got, buffer.data() + at, h);
+        }
+        in.got += take;
+        at += take;
+        if (in.got < mode.message()) break;
+        in.got = 0;
+        std::uint64_t id = 0;
+        if (mode.wire) {
+          const auto header = xtk::decode(in.header, nullptr);
+          if (!header) {
+            close(fd);
+            closed = true;
+            continue;
+          }
+          id = header->flow_id;
+        }
+        const xtk::AckBytes ack = xtk::encode_ack(id);
+        send(fd, ack.data(), ack.size(), MSG_NOSIGNAL);
+        if (mode.per_flow) {
+          close(fd);
+          closed = true;
+        }
       }
-      if (close_after_ack && have == 0) close(fd);
     }
   }
 }
@@ -101,15 +144,28 @@ int open_connection(int port, bool nonblocking) {
   return fd;
 }
 
-int drive(int port, int connections, double seconds, bool persistent) {
+int drive(int port, int connections, double seconds, Mode mode) {
   const int ep = epoll_create1(0);
-  const char flow[kFlowBytes] = {};
-  char ack[kAckBytes];
+  std::vector<char> flow(mode.message(), 0);
+  xtk::AckBytes ack{};
   // Per-flow connections by descriptor: connecting, then awaiting the ack,
   // then the server's close.
   enum class State : std::uint8_t { connecting, awaiting_ack, closing };
-  std::vector<State> state(65536, State::awaiting_ack);
-  const auto start_flow = [&](int fd) { send(fd, flow, kFlowBytes, MSG_NOSIGNAL); };
+  std::vector<State> state(kMaxDescriptors, State::awaiting_ack);
+  std::vector<std::uint64_t> flow_id(kMaxDescriptors, 0);
+  std::uint64_t next_id = 0;
+  const auto start_flow = [&](int fd) {
+    if (mode.wire) {
+      xtk::FlowHeader h;
+      h.flow_id = ++next_id;
+      h.size_bytes = kFlowBytes;
+      h.last = mode.per_flow;
+      const xtk::HeaderBytes bytes = xtk::encode(h);
+      std::memcpy(flow.data(), bytes.data(), bytes.size());
+      flow_id[static_cast<std::size_t>(fd)] = h.flow_id;
+    }
+    send(fd, flow.data(), flow.size(), MSG_NOSIGNAL);
+  };
   const auto open_for_flow = [&] {
     const int fd = open_connection(port, true);
     state[static_cast<std::size_t>(fd)] = State::connecting;
@@ -117,7 +173,7 @@ int drive(int port, int connections, double seconds, bool persistent) {
     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e);
   };
   for (int i = 0; i < connections; ++i) {
-    if (!persistent) {
+    if (mode.per_flow) {
       open_for_flow();
       continue;
     }
@@ -147,12 +203,16 @@ int drive(int port, int connections, double seconds, bool persistent) {
         open_for_flow();
         continue;
       }
-      if (recv(fd, ack, kAckBytes, MSG_WAITALL) != kAckBytes) return 1;
+      if (recv(fd, ack.data(), ack.size(), MSG_WAITALL) != static_cast<ssize_t>(ack.size())) return 1;
+      if (mode.wire && xtk::decode_ack(ack) != flow_id[static_cast<std::size_t>(fd)]) {
+        std::fprintf(stderr, "acknowledgement for another flow\n");
+        return 1;
+      }
       ++flows;
-      if (persistent) {
-        start_flow(fd);
-      } else {
+      if (mode.per_flow) {
         s = State::closing;
+      } else {
+        start_flow(fd);
       }
     }
   }
@@ -164,13 +224,22 @@ int drive(int port, int connections, double seconds, bool persistent) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if ((argc == 3 || (argc == 4 && std::string(argv[3]) == "per-flow")) && std::string(argv[1]) == "server") {
-    return serve(std::atoi(argv[2]), argc == 4);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  Mode mode;
+  if (!args.empty() && args.back() == "wire") {
+    mode.wire = true;
+    args.pop_back();
   }
-  if (argc == 6 && std::string(argv[1]) == "client") {
-    return drive(std::atoi(argv[2]), std::atoi(argv[3]), std::atof(argv[4]), std::string(argv[5]) == "persistent");
+  if ((args.size() == 2 || (args.size() == 3 && args[2] == "per-flow")) && args[0] == "server") {
+    mode.per_flow = args.size() == 3;
+    return serve(std::atoi(args[1].c_str()), mode);
   }
-  std::fprintf(stderr, "usage: %s server PORT [per-flow] | client PORT CONNECTIONS SECONDS persistent|per-flow\n",
+  if (args.size() == 5 && args[0] == "client" && (args[4] == "persistent" || args[4] == "per-flow")) {
+    mode.per_flow = args[4] == "per-flow";
+    return drive(std::atoi(args[1].c_str()), std::atoi(args[2].c_str()), std::atof(args[3].c_str()), mode);
+  }
+  std::fprintf(stderr,
+               "usage: %s server PORT [per-flow] [wire] | client PORT CONNECTIONS SECONDS persistent|per-flow [wire]\n",
                argv[0]);
   return 2;
 }

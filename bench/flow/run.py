@@ -298,8 +298,10 @@ def part_lateness(seconds, tmp):
 def part_small(seconds, tmp, pairs):
     print(f"\n== 3. 1 KB flows as fast as possible on loopback (flows/s), against a minimal epoll client/server: "
           f"{pairs} interleaved pairs; median [range]")
+    print("#   sides: xtk-server driven by the minimal client, and xtk-client driving the minimal server, each "
+          "against the minimal pair, all three speaking xtk's wire (header and flow id)")
     print(f"# {'connections':11} {'policy':10} {'xtk':>24} {'ceiling':>24} {'xtk/ceiling':>18} "
-          f"{'xtk_cpu_us/flow':>20} {'ceiling_cpu_us/flow':>20}")
+          f"{'xtk_cpu_us/flow':>20} {'ceiling_cpu_us/flow':>20} {'xtk-server side':>18} {'xtk-client side':>18}")
     conns = 8
     rows = []
     # Both swing by tens of percent from run to run here (other tenants of the host): the ratio
@@ -310,28 +312,50 @@ def part_small(seconds, tmp, pairs):
         path = os.path.join(tmp, f"small-{policy}.csv")
         run([TOOLS["xtk-gen"], "--cdf", FIXED_1KB, "--load", "8G", "-t", f"{seconds / 3 * expected_per_s / 1e6}s",
              "--dst", "127.0.0.1", "-o", path])
-        ceilings, xtks, ceiling_cpus, xtk_cpus = [], [], [], []
+        per_flow = ["per-flow"] if mode == "per-flow" else []
+        ceiling_client = [CEILING, "client", "7320", str(conns), str(seconds / 3), mode]
+        xtk_client = [TOOLS["xtk-client"], path, "--policy", policy, "--pool-limit", str(conns), "--pool-init",
+                      str(conns), "-o", os.path.join(tmp, "small-records.csv"), "--json"]
+
+        def xtk_rate(out):
+            s = json.loads(out)["summary"]
+            return s["flows_by_status"]["ok"], s["flows_by_status"]["ok"] / (s["elapsed_ns"] / 1e9)
+
+        ceilings, xtks, ceiling_cpus, xtk_cpus, server_sides, client_sides = [], [], [], [], [], []
         for _ in range(pairs):
             # CPU per flow: client and server together (user + system), from each process's rusage.
             # Per flow, the server closes after its ack, as xtk-server does (wire.md).
-            ceiling_server = start([CEILING, "server", "7320", *(["per-flow"] if mode == "per-flow" else [])])
+            ceiling_server = start([CEILING, "server", "7320", *per_flow])
             time.sleep(0.2)
-            out, client_cpu = run_cpu([CEILING, "client", "7320", str(conns), str(seconds / 3), mode])
+            out, client_cpu = run_cpu(ceiling_client)
             ceilings.append(float(out))
             ceiling_cpus.append((client_cpu + stop_cpu(ceiling_server)) / (ceilings[-1] * seconds / 3) * 1e6)
             server = start([TOOLS["xtk-server"], "--listen", "127.0.0.1:7321", "--quiet"])
             time.sleep(0.2)
-            out, client_cpu = run_cpu([TOOLS["xtk-client"], path, "-p", "7321", "--policy", policy, "--pool-limit",
-                                       str(conns), "--pool-init", str(conns), "-o",
-                                       os.path.join(tmp, "small-records.csv"), "--json"])
-            s = json.loads(out)["summary"]
-            xtks.append(s["flows_by_status"]["ok"] / (s["elapsed_ns"] / 1e9))
-            xtk_cpus.append((client_cpu + stop_cpu(server)) / s["flows_by_status"]["ok"] * 1e6)
+            out, client_cpu = run_cpu([*xtk_client, "-p", "7321"])
+            flows, rate = xtk_rate(out)
+            xtks.append(rate)
+            xtk_cpus.append((client_cpu + stop_cpu(server)) / flows * 1e6)
+            # Where the gap lies: each xtk tool against its minimal counterpart, over the same wire.
+            minimal_server = start([CEILING, "server", "7320", *per_flow, "wire"])
+            time.sleep(0.2)
+            minimal = float(run([*ceiling_client, "wire"]))
+            stop(minimal_server)
+            server = start([TOOLS["xtk-server"], "--listen", "127.0.0.1:7321", "--quiet"])
+            time.sleep(0.2)
+            server_sides.append(float(run([CEILING, "client", "7321", str(conns), str(seconds / 3), mode, "wire"]))
+                                / minimal)
+            stop(server)
+            minimal_server = start([CEILING, "server", "7320", *per_flow, "wire"])
+            time.sleep(0.2)
+            client_sides.append(xtk_rate(run([*xtk_client, "-p", "7320"]))[1] / minimal)
+            stop(minimal_server)
         ratios = [x / c for x, c in zip(xtks, ceilings)]
         rows.append((policy, ratios))
         print(f"  {conns:11} {policy:10} {median_range(xtks, '{:.0f}'):>24} {median_range(ceilings, '{:.0f}'):>24} "
               f"{median_range(ratios):>18} {median_range(xtk_cpus, '{:.1f}'):>20} "
-              f"{median_range(ceiling_cpus, '{:.1f}'):>20}", flush=True)
+              f"{median_range(ceiling_cpus, '{:.1f}'):>20} {median_range(server_sides):>18} "
+              f"{median_range(client_sides):>18}", flush=True)
     return rows
 
 
