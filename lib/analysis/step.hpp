@@ -61,11 +61,13 @@ struct Step {
   // What the job's payload can use of the available bandwidth: D counts
   // gradient bytes, the link and the load in its units count headers too. A
   // load from flows.csv or the request is payload already.
-  double available_payload_bps() const {
+  double available_payload_bps() const { return available_payload_bps_at(measured_load_bps); }
+  // The same at another load counted as this step's is (the congestion
+  // point's intersection lies between steps).
+  double available_payload_bps_at(double load_bps) const {
     const double share = info.bottleneck.payload_share;
-    return load_source == LoadSource::counters || load_source == LoadSource::trace
-               ? share * available_bps()
-               : share * capacity_bps() - measured_load_bps;
+    return load_source == LoadSource::counters || load_source == LoadSource::trace ? share * (capacity_bps() - load_bps)
+                                                                                   : share * capacity_bps() - load_bps;
   }
   // Rates and times of the emulated cluster from the testbed's (identity without emulation).
   double emulated_bps(double testbed_bps) const {

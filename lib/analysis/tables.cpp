@@ -373,6 +373,8 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                     {"data_per_iter_bytes", 0},
                     {"theory_bytes", 0},
                     {"diff_pct", 1},
+                    {"intersection_data_per_iter_bytes", 0},
+                    {"intersection_diff_pct", 1},
                     {"emulated_load_gbps", 3},
                     {"emulated_available_gbps", 3},
                     {"emulated_data_per_iter_bytes", 0},
@@ -416,16 +418,52 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
       const Step& at = *s.steps[cp.nearest];
       const double data = at.available_payload_bps() / 8 * at.mean_us * 1e-6;
       const double emulated_data = at.emulated_bps(at.available_payload_bps()) / 8 * at.emulated_us(at.mean_us) * 1e-6;
-      congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
-                          static_cast<std::uint64_t>(cp.tangent_points), cp.intersection_x,
-                          static_cast<double>(at.info.step), x[cp.nearest], at.available_bps() / kGiga,
-                          at.info.bottleneck.payload_share, at.available_payload_bps() / kGiga, at.mean_us, data, d,
-                          pct((data - d) / d), at.emulated_bps(at.measured_load_bps) / kGiga,
-                          at.emulated_bps(at.available_bps()) / kGiga, emulated_data, emulated_d});
+      // The same quantity at the knee itself, where the iteration is the flat
+      // line's: free of where the grid's steps happen to fall around it.
+      const double knee_data =
+          at.available_payload_bps_at(cp.intersection_x * kGiga) / 8 * cp.flat.at(cp.intersection_x) * 1e-6;
+      congestion.add_row({s.model,
+                          s.profile,
+                          cp.status,
+                          static_cast<std::uint64_t>(cp.flat_points),
+                          static_cast<std::uint64_t>(cp.tangent_points),
+                          cp.intersection_x,
+                          static_cast<double>(at.info.step),
+                          x[cp.nearest],
+                          at.available_bps() / kGiga,
+                          at.info.bottleneck.payload_share,
+                          at.available_payload_bps() / kGiga,
+                          at.mean_us,
+                          data,
+                          d,
+                          pct((data - d) / d),
+                          knee_data,
+                          pct((knee_data - d) / d),
+                          at.emulated_bps(at.measured_load_bps) / kGiga,
+                          at.emulated_bps(at.available_bps()) / kGiga,
+                          emulated_data,
+                          emulated_d});
     } else {
-      congestion.add_row({s.model, s.profile, cp.status, static_cast<std::uint64_t>(cp.flat_points),
-                          static_cast<std::uint64_t>(cp.tangent_points), kNaN, kNaN, kNaN, kNaN,
-                          s.steps.front()->info.bottleneck.payload_share, kNaN, kNaN, kNaN, d, kNaN, kNaN, kNaN, kNaN,
+      congestion.add_row({s.model,
+                          s.profile,
+                          cp.status,
+                          static_cast<std::uint64_t>(cp.flat_points),
+                          static_cast<std::uint64_t>(cp.tangent_points),
+                          kNaN,
+                          kNaN,
+                          kNaN,
+                          kNaN,
+                          s.steps.front()->info.bottleneck.payload_share,
+                          kNaN,
+                          kNaN,
+                          kNaN,
+                          d,
+                          kNaN,
+                          kNaN,
+                          kNaN,
+                          kNaN,
+                          kNaN,
+                          kNaN,
                           emulated_d});
     }
 

@@ -164,6 +164,10 @@ TEST(AnalysisTables, FiguresByHand) {
   EXPECT_DOUBLE_EQ(cp[2]["step"].get<double>(), 5);
   EXPECT_NEAR(cp[2]["data_per_iter_bytes"].get<double>(), 5e6, 1e-3);
   EXPECT_NEAR(cp[2]["diff_pct"].get<double>(), 25.0, 1e-9);
+  // At the knee itself: 10 - 16/3 = 14/3 Gbit/s left for the flat line's 8 ms,
+  // 4.667e6 bytes, a sixth above D.
+  EXPECT_NEAR(cp[2]["intersection_data_per_iter_bytes"].get<double>(), 14.0 / 3 * 1e9 / 8 * 0.008, 1e-3);
+  EXPECT_NEAR(cp[2]["intersection_diff_pct"].get<double>(), 100.0 / 6, 1e-9);
   EXPECT_EQ(cp[1]["status"], "only the last step is congested: a tangent needs 2 points");  // burst: 3 steps
 
   // Most congested step 9: 1 Gbit/s available; the job moves 4e6 B per 40 ms = 0.8 Gbit/s.
@@ -395,6 +399,8 @@ TEST(AnalysisTables, DataPerIterationCountsPayloadOnly) {
   EXPECT_NEAR(cp[1]["available_payload_gbps"].get<double>(), kShare * 5.0, 1e-9);
   EXPECT_NEAR(cp[1]["data_per_iter_bytes"].get<double>(), 4e6 / 0.8 * kShare, 1e-3);  // D is 4e6
   EXPECT_NEAR(cp[1]["diff_pct"].get<double>(), (kShare / 0.8 - 1) * 100, 1e-9);
+  // At the knee (16/3 Gbit/s, from the trace: the link's units), 14/3 left, 0.956 of it payload.
+  EXPECT_NEAR(cp[1]["intersection_data_per_iter_bytes"].get<double>(), kShare * 14.0 / 3 * 1e9 / 8 * 0.008, 1e-3);
   // Step 9: 1 Gbit/s left on the link, 0.956 of it payload, 0.8 of that used.
   const auto bw = table(tables, "bandwidth").table.to_json();
   EXPECT_NEAR(bw[1]["available_payload_gbps"].get<double>(), kShare, 1e-9);
@@ -404,6 +410,7 @@ TEST(AnalysisTables, DataPerIterationCountsPayloadOnly) {
   for (const auto& st : e.steps) {
     if (st.load_source == LoadSource::flows) {
       EXPECT_NEAR(st.available_payload_bps(), kShare * 10e9 - st.measured_load_bps, 1e-3) << st.info.dir;
+      EXPECT_NEAR(st.available_payload_bps_at(2e9), kShare * 10e9 - 2e9, 1e-3) << st.info.dir;
     }
   }
   fs::remove_all(dir);
