@@ -7,7 +7,8 @@
      machine's timer floor, and the load achieved at the receiver's interface against the
      schedule's offered load
   3. 1 KB flows as fast as possible on loopback: flows/s and CPU us per flow against a minimal
-     epoll client/server (persistent connections and a connection per flow)
+     epoll client/server (persistent connections and a connection per flow), and each xtk tool
+     against its minimal counterpart over xtk's wire, so a gap shows on its side
   4. burst fidelity: receiver bytes per 1 ms bin in burst windows vs the rest (packet stamps)
   5. client memory against schedule length: peak RSS replaying 1M, 10M and 60M 1 KB flows
      (--memory-flows) at 100k flows/s on loopback, the schedule streamed from xtk-gen through
