@@ -62,8 +62,8 @@ struct Step {
   // gradient bytes, the link and the load in its units count headers too. A
   // load from flows.csv or the request is payload already.
   double available_payload_bps() const { return available_payload_bps_at(measured_load_bps); }
-  // The same at another load counted as this step's is (the congestion
-  // point's intersection lies between steps).
+  // The same at another load, counted the way this step's load is (the
+  // congestion point's intersection lies between steps).
   double available_payload_bps_at(double load_bps) const {
     const double share = info.bottleneck.payload_share;
     return load_source == LoadSource::counters || load_source == LoadSource::trace ? share * (capacity_bps() - load_bps)
