@@ -43,7 +43,10 @@ CongestionPoint find_congestion_point(const std::vector<double>& x, const std::v
   for (; flat < n; ++flat) {
     cp.flat = fit_line(x, y, 0, flat);
     const double reference = std::max(cp.flat.at(x[flat]), sum / static_cast<double>(flat));
-    if (y[flat] > reference * (1 + options.flat_tolerance)) break;
+    if (y[flat] > reference * (1 + options.flat_tolerance)) {
+      cp.first_congested_reference = reference;
+      break;
+    }
     sum += y[flat];
   }
   cp.flat = fit_line(x, y, 0, flat);

@@ -31,6 +31,10 @@ struct CongestionPoint {
   std::size_t flat_points = 0, tangent_points = 0;
   Line flat, tangent;
   double intersection_x = 0;
+  // The iteration time the first congested step (index flat_points) was held
+  // to: the flat line at its load, or the flat steps' mean if higher. 0 when
+  // every step is flat or none is.
+  double first_congested_reference = 0;
   std::size_t nearest = 0;  // index of the measured point nearest the intersection (when ok)
   bool ok() const { return status == "ok"; }
 };

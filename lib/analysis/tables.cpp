@@ -363,6 +363,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                     {"status"},
                     {"flat_points"},
                     {"tangent_points"},
+                    {"first_congested_p50_pct", 1},
                     {"intersection_load_gbps", 3},
                     {"step", 0},
                     {"load_gbps", 3},
@@ -414,6 +415,13 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
     const auto y = s.mean_us();
 
     const auto cp = find_congestion_point(x, y, options.congestion);
+    // The first congested step's median against what its mean was held to:
+    // under the tolerance, a few long iterations (a retransmission timeout,
+    // say) lifted the mean alone and ended the flat region there.
+    const double first_congested_p50_pct =
+        cp.first_congested_reference > 0
+            ? pct(s.steps[cp.flat_points]->percentile_us(0.5) / cp.first_congested_reference - 1)
+            : kNaN;
     if (cp.ok()) {
       const Step& at = *s.steps[cp.nearest];
       const double data = at.available_payload_bps() / 8 * at.mean_us * 1e-6;
@@ -427,6 +435,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                           cp.status,
                           static_cast<std::uint64_t>(cp.flat_points),
                           static_cast<std::uint64_t>(cp.tangent_points),
+                          first_congested_p50_pct,
                           cp.intersection_x,
                           static_cast<double>(at.info.step),
                           x[cp.nearest],
@@ -449,6 +458,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                           cp.status,
                           static_cast<std::uint64_t>(cp.flat_points),
                           static_cast<std::uint64_t>(cp.tangent_points),
+                          first_congested_p50_pct,
                           kNaN,
                           kNaN,
                           kNaN,

@@ -23,6 +23,7 @@ TEST(AnalysisCongestion, HandComputedIntersection) {
   EXPECT_DOUBLE_EQ(cp.tangent.slope, 3000);
   EXPECT_NEAR(cp.intersection_x, 16.0 / 3, 1e-12);
   EXPECT_EQ(cp.nearest, 5u);
+  EXPECT_DOUBLE_EQ(cp.first_congested_reference, 8000);  // what the 10000 at 6 was held to
   // Three tangent points: least squares through (6,10000), (7,13000), (8,20000).
   const auto three = find_congestion_point(x, y, {0.05, 3});
   ASSERT_TRUE(three.ok());

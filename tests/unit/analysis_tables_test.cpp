@@ -169,6 +169,9 @@ TEST(AnalysisTables, FiguresByHand) {
   EXPECT_NEAR(cp[2]["intersection_data_per_iter_bytes"].get<double>(), 14.0 / 3 * 1e9 / 8 * 0.008, 1e-3);
   EXPECT_NEAR(cp[2]["intersection_diff_pct"].get<double>(), 100.0 / 6, 1e-9);
   EXPECT_EQ(cp[1]["status"], "only the last step is congested: a tangent needs 2 points");  // burst: 3 steps
+  // Step 6's iterations are 1.25 times the flat steps' (9600-10400 us): its
+  // median, like its mean, is 25 % above the flat line's 8000.
+  EXPECT_NEAR(cp[2]["first_congested_p50_pct"].get<double>(), 25.0, 1e-9);
 
   // Most congested step 9: 1 Gbit/s available; the job moves 4e6 B per 40 ms = 0.8 Gbit/s.
   const auto bw = table(tables, "bandwidth").table.to_json();
@@ -244,6 +247,33 @@ TEST(AnalysisTables, GoldenFiles) {
     ASSERT_TRUE(fs::exists(path)) << path << " is missing: run with XTK_UPDATE_GOLDEN=1";
     EXPECT_EQ(csv_of(t), slurp(path)) << "table " << t.name << " differs from " << path;
   }
+}
+
+TEST(AnalysisTables, FirstCongestedStepByItsMedian) {
+  // One long iteration (13.12 ms among ten of 7.68-8.32) lifts the last flat
+  // step's mean 6 % above the flat line, past the 5 % tolerance, and ends the
+  // flat region there; its median stays on the line, and the column says so.
+  const fs::path dir = fs::temp_directory_path() / ("xtk_analysis_median_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kExperiment, dir, fs::copy_options::recursive);
+  const fs::path file = dir / "toy-consistent-05" / "iterations.csv";
+  std::string text = slurp(file);
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"0,4,1700713000031680000,1700713000040000000,8320.000",
+                                            "0,4,1700713000031680000,1700713000040000000,13120.000"},
+        {"1,4,1700713000031680000,1700713000039990000,8310.000",
+         "1,4,1700713000031680000,1700713000039990000,13110.000"}}) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  std::ofstream(file) << text;
+  const auto cp = table(make_tables(load_experiment(dir.string(), {}), {}), "congestion_point").table.to_json();
+  fs::remove_all(dir);
+  ASSERT_EQ(cp.size(), 3u);
+  EXPECT_EQ(cp[2]["profile"], "consistent");
+  EXPECT_EQ(cp[2]["flat_points"], 5);
+  EXPECT_NEAR(cp[2]["first_congested_p50_pct"].get<double>(), 0.0, 1e-9);
 }
 
 TEST(AnalysisTables, FixedFitExponentAndThreads) {
