@@ -422,6 +422,13 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
         cp.first_congested_reference > 0
             ? pct(s.steps[cp.flat_points]->percentile_us(0.5) / cp.first_congested_reference - 1)
             : kNaN;
+    // What the method found, then the point's figures (nan without one).
+    std::vector<Cell> row{s.model,
+                          s.profile,
+                          cp.status,
+                          static_cast<std::uint64_t>(cp.flat_points),
+                          static_cast<std::uint64_t>(cp.tangent_points),
+                          first_congested_p50_pct};
     if (cp.ok()) {
       const Step& at = *s.steps[cp.nearest];
       const double data = at.available_payload_bps() / 8 * at.mean_us * 1e-6;
@@ -430,52 +437,16 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
       // line's: free of where the grid's steps happen to fall around it.
       const double knee_data =
           at.available_payload_bps_at(cp.intersection_x * kGiga) / 8 * cp.flat.at(cp.intersection_x) * 1e-6;
-      congestion.add_row({s.model,
-                          s.profile,
-                          cp.status,
-                          static_cast<std::uint64_t>(cp.flat_points),
-                          static_cast<std::uint64_t>(cp.tangent_points),
-                          first_congested_p50_pct,
-                          cp.intersection_x,
-                          static_cast<double>(at.info.step),
-                          x[cp.nearest],
-                          at.available_bps() / kGiga,
-                          at.info.bottleneck.payload_share,
-                          at.available_payload_bps() / kGiga,
-                          at.mean_us,
-                          data,
-                          d,
-                          pct((data - d) / d),
-                          knee_data,
-                          pct((knee_data - d) / d),
-                          at.emulated_bps(at.measured_load_bps) / kGiga,
-                          at.emulated_bps(at.available_bps()) / kGiga,
-                          emulated_data,
-                          emulated_d});
+      row.insert(row.end(), {cp.intersection_x, static_cast<double>(at.info.step), x[cp.nearest],
+                             at.available_bps() / kGiga, at.info.bottleneck.payload_share,
+                             at.available_payload_bps() / kGiga, at.mean_us, data, d, pct((data - d) / d), knee_data,
+                             pct((knee_data - d) / d), at.emulated_bps(at.measured_load_bps) / kGiga,
+                             at.emulated_bps(at.available_bps()) / kGiga, emulated_data, emulated_d});
     } else {
-      congestion.add_row({s.model,
-                          s.profile,
-                          cp.status,
-                          static_cast<std::uint64_t>(cp.flat_points),
-                          static_cast<std::uint64_t>(cp.tangent_points),
-                          first_congested_p50_pct,
-                          kNaN,
-                          kNaN,
-                          kNaN,
-                          kNaN,
-                          s.steps.front()->info.bottleneck.payload_share,
-                          kNaN,
-                          kNaN,
-                          kNaN,
-                          d,
-                          kNaN,
-                          kNaN,
-                          kNaN,
-                          kNaN,
-                          kNaN,
-                          kNaN,
-                          emulated_d});
+      row.insert(row.end(), {kNaN, kNaN, kNaN, kNaN, s.steps.front()->info.bottleneck.payload_share, kNaN, kNaN, kNaN,
+                             d, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, emulated_d});
     }
+    congestion.add_row(std::move(row));
 
     // The most congested step, and the spare capacity from the congestion point on.
     const Step& worst = *s.steps.back();
