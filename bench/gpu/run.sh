@@ -3,6 +3,7 @@
 #
 #   bash bench/gpu/run.sh BUNDLE OUT check        # bench/gpu/check.toml; then the same with P2P/SHM on (must fail)
 #   bash bench/gpu/run.sh BUNDLE OUT experiment   # configs/experiments/gpu-netns.toml
+#   bash bench/gpu/run.sh BUNDLE OUT shared       # its ResNet-50 half with both ranks on GPU 0, twice
 #   bash bench/gpu/run.sh BUNDLE OUT fidelity     # DDP ResNet-50 vs the emulator at its compute time
 #   bash bench/gpu/run.sh BUNDLE OUT sockets      # bench/gpu/sockets.toml: NCCL's socket defaults, then 2 x 4 sockets
 #
@@ -15,6 +16,10 @@ mkdir -p "$out"
 sh "$bundle/setup.sh"
 export PATH=$bundle/bin:$PATH NCCL_NVLS_ENABLE=0
 nvidia-smi -L
+# The testbed's hosts run CUBIC (gpu-netns.toml): a kernel that allows only
+# others outside its own namespace must allow it.
+allowed=$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)
+case " $allowed " in *" cubic "*) ;; *) sysctl -w net.ipv4.tcp_allowed_congestion_control="$allowed cubic" ;; esac
 
 case $what in
 check)
@@ -34,6 +39,14 @@ check)
 experiment)
   xtk-run configs/experiments/gpu-netns.toml -o "$out/gpu-netns" || echo "gpu-netns: xtk-run exited $?"
   ;;
+shared)
+  # One GPU: both ranks on it, each its own testbed host to NCCL (NCCL_HOSTID).
+  sed 's/^models = .*/models = ["resnet50"]/; s/^ranks = 2 .*/ranks = 2\ngpus = [0, 0]/; s/^name = .*/name = "gpu-netns-shared"/' \
+    configs/experiments/gpu-netns.toml >"$out/gpu-netns-shared.toml"
+  for k in 1 2; do
+    xtk-run "$out/gpu-netns-shared.toml" -o "$out/shared-$k" || echo "shared-$k: xtk-run exited $?"
+  done
+  ;;
 fidelity)
   # The example's compute time alone on one GPU, then the emulator at that compute time.
   compute_ms=$(python3 examples/training/ddp_resnet50.py --batch 64 --compute-only | tee /dev/stderr |
@@ -52,7 +65,7 @@ sockets)
   xtk-run "$out/sockets-8.toml" -o "$out/sockets-8" || echo "sockets-8: xtk-run exited $?"
   ;;
 *)
-  echo "run.sh: unknown run '$what' (check, experiment, fidelity or sockets)" >&2
+  echo "run.sh: unknown run '$what' (check, experiment, shared, fidelity or sockets)" >&2
   exit 2
   ;;
 esac

@@ -164,6 +164,7 @@ std::vector<std::string> rank_environment(const ExperimentConfig& c, const StepP
       env.insert(env.end(), {"NCCL_SOCKET_IFNAME=" + launch.confine_to_interface, "NCCL_P2P_DISABLE=1",
                              "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1"});
     }
+    if (!launch.host_id.empty()) env.push_back("NCCL_HOSTID=" + launch.host_id);
   } else if (!launch.confine_to_interface.empty()) {
     env.push_back("GLOO_SOCKET_IFNAME=" + launch.confine_to_interface);
   }

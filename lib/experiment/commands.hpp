@@ -55,6 +55,10 @@ struct RankLaunch {
   // (NVLink, shared memory): NCCL is then confined to it. Empty: NCCL as the
   // user's environment sets it.
   std::string confine_to_interface;
+  // The testbed host the rank stands for, when ranks share a machine: NCCL
+  // takes it as the rank's host (NCCL_HOSTID), so each namespace is its own
+  // node, as on the cluster, and ranks may share a GPU (gpus = [0, 0]).
+  std::string host_id;
 };
 
 // A rank's environment, as NAME=value: torchrun's variables (RANK, WORLD_SIZE,

@@ -328,8 +328,9 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     r.fail(r.node(t, "backend"), fmt::format("backend '{}': use gloo or nccl", c.training.backend));
   }
   if (!c.training.gpus.empty() && c.executor == ExecutorKind::netns && c.training.gpus.size() < c.training.ranks) {
-    r.fail(r.node(t, "gpus"), fmt::format("'gpus' lists {} GPUs for {} ranks on one host: give one per rank",
-                                          c.training.gpus.size(), c.training.ranks));
+    r.fail(r.node(t, "gpus"),
+           fmt::format("'gpus' lists {} GPUs for {} ranks on one host: give one per rank (ranks may share one: [0, 0])",
+                       c.training.gpus.size(), c.training.ranks));
   }
   if (const auto* n = r.node(t, "gloo_connections")) {
     if (c.training.gloo_connections < 1 || c.training.gloo_connections > collective::kMaxGlooConnections) {

@@ -137,6 +137,7 @@ class Step {
       if (ex_.one_machine()) {
         launch.local_rank = r;
         launch.confine_to_interface = ex_.interface(r);
+        launch.host_id = ex_.host_label(r);
       }
       start({fmt::format("rank {}", r), r, training_command(c_, plan_, launch), file(fmt::format("rank-{}.log", r)),
              nullptr});

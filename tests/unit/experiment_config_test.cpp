@@ -128,7 +128,7 @@ TEST(ExperimentConfig, GpuRanksAndTrainingScripts) {
 
 TEST(ExperimentConfig, GpuAndScriptErrorsNameTheLine) {
   EXPECT_EQ(error_of("[training]\nranks = 3\ngpus = [0, 1]\n"),
-            "e.toml:3: 'gpus' lists 2 GPUs for 3 ranks on one host: give one per rank");
+            "e.toml:3: 'gpus' lists 2 GPUs for 3 ranks on one host: give one per rank (ranks may share one: [0, 0])");
   EXPECT_EQ(error_of("[training]\ngpus = [0, -1]\n"), "e.toml:2: 'gpus' must be a list of whole numbers >= 0");
   EXPECT_EQ(error_of("[training]\ncommand = \"  \"\n"),
             "e.toml:2: 'command' is empty: give the training script's command line, or leave it out");

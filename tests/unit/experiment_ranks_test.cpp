@@ -41,6 +41,7 @@ RankLaunch on_testbed(std::uint32_t rank) {
   l.iterations_path = "/runs/x/iterations-{rank}.csv";
   l.local_rank = rank;
   l.confine_to_interface = "eth0";
+  l.host_id = "h" + std::to_string(rank);
   return l;
 }
 
@@ -66,14 +67,27 @@ TEST(RankEnvironment, NcclRanksOnOneHostGetTheirGpuAndOnlyTheVeth) {
   }
   EXPECT_EQ(value_of(env, "CUDA_VISIBLE_DEVICES"), "(unset)");
   EXPECT_EQ(value_of(env, "XTK_ITERATIONS_FILE"), "(unset)") << "the emulator takes -o";
+  EXPECT_EQ(value_of(env, "NCCL_HOSTID"), "h1") << "each namespace is its own node to NCCL";
+}
+
+TEST(RankEnvironment, RanksSharingAGpuStandForTwoHosts) {
+  const auto c = gpu_config("gpus = [0, 0]");
+  const auto first = rank_environment(c, step(), on_testbed(0));
+  const auto second = rank_environment(c, step(), on_testbed(1));
+  EXPECT_EQ(value_of(first, "CUDA_VISIBLE_DEVICES"), "0");
+  EXPECT_EQ(value_of(second, "CUDA_VISIBLE_DEVICES"), "0");
+  // NCCL refuses two ranks of one host on one GPU: different host ids let it.
+  EXPECT_NE(value_of(first, "NCCL_HOSTID"), value_of(second, "NCCL_HOSTID"));
 }
 
 TEST(RankEnvironment, BetweenHostsNcclKeepsTheUsersNetworkSettings) {
   RankLaunch l = on_testbed(1);
   l.local_rank = 0;
   l.confine_to_interface.clear();
+  l.host_id.clear();
   const auto env = rank_environment(gpu_config(), step(), l);
   EXPECT_EQ(value_of(env, "NCCL_SOCKET_IFNAME"), "(unset)");
+  EXPECT_EQ(value_of(env, "NCCL_HOSTID"), "(unset)") << "real hosts are NCCL's own";
   EXPECT_EQ(value_of(env, "NCCL_IB_DISABLE"), "(unset)");
   EXPECT_EQ(value_of(env, "NCCL_NVLS_ENABLE"), "0");
   EXPECT_EQ(value_of(env, "LOCAL_RANK"), "0");
