@@ -16,10 +16,6 @@ mkdir -p "$out"
 sh "$bundle/setup.sh"
 export PATH=$bundle/bin:$PATH NCCL_NVLS_ENABLE=0
 nvidia-smi -L
-# The testbed's hosts run CUBIC (gpu-netns.toml): a kernel that allows only
-# others outside its own namespace must allow it.
-allowed=$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)
-case " $allowed " in *" cubic "*) ;; *) sysctl -w net.ipv4.tcp_allowed_congestion_control="$allowed cubic" ;; esac
 
 case $what in
 check)

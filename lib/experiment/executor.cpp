@@ -66,20 +66,23 @@ class NetnsExecutor final : public Executor {
   nlohmann::json describe() const override {
     const auto& spec = testbed_->spec();
     const auto& s = spec.shaping.front();
-    return {{"executor", "netns"},
-            {"testbed", spec.name},
-            {"hosts", spec.hosts},
-            {"bottleneck", fmt::format("{}:h0 {:.0f} bit/s ({})", s.where == Shaping::Where::port ? "port" : "nic",
-                                       s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")},
-            {"bottleneck_queue", s.queue_bytes > 0 ? fmt::format("{} bytes (bfifo)", s.queue_bytes)
-                                                   : std::string("1000 packets (the qdisc's own)")},
-            {"congestion_control", spec.congestion_control.empty()
-                                       ? default_congestion_control() + " (this machine's default)"
-                                       : spec.congestion_control},
-            {"tcp_rto_min", spec.rto_min_ms > 0 ? fmt::format("{} ms (every host's route)", spec.rto_min_ms)
-                                                : std::string("200 ms (the kernel's)")},
-            {"host_links", spec.shaping.size() > 1 ? fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)
-                                                   : std::string("unshaped")}};
+    nlohmann::json d = {
+        {"executor", "netns"},
+        {"testbed", spec.name},
+        {"hosts", spec.hosts},
+        {"bottleneck", fmt::format("{}:h0 {:.0f} bit/s ({})", s.where == Shaping::Where::port ? "port" : "nic",
+                                   s.rate_bps, s.qdisc == Shaping::Qdisc::htb ? "htb" : "tbf")},
+        {"bottleneck_queue", s.queue_bytes > 0 ? fmt::format("{} bytes (bfifo)", s.queue_bytes)
+                                               : std::string("1000 packets (the qdisc's own)")},
+        {"congestion_control", spec.congestion_control.empty()
+                                   ? default_congestion_control() + " (this machine's default)"
+                                   : spec.congestion_control},
+        {"tcp_rto_min", spec.rto_min_ms > 0 ? fmt::format("{} ms (every host's route)", spec.rto_min_ms)
+                                            : std::string("200 ms (the kernel's)")},
+        {"host_links", spec.shaping.size() > 1 ? fmt::format("every host NIC {:.0f} bit/s (htb)", s.rate_bps)
+                                               : std::string("unshaped")}};
+    if (!testbed_->note().empty()) d["machine_changed"] = testbed_->note();
+    return d;
   }
 
  private:

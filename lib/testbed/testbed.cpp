@@ -53,37 +53,56 @@ void steer(const std::string& ns, const std::string& dev, const std::vector<int>
                fmt::format("echo {:x} > /sys/class/net/{}/queues/rx-0/rps_cpus", mask, dev)});
 }
 
-// Sets the namespace's default TCP congestion control. Writing the sysctl as
-// root also loads the algorithm's module, and allows it for every socket.
-void set_default_congestion_control(const std::string& ns, const std::string& name) {
-  const auto result = run_command({"ip", "netns", "exec", ns, "sh", "-c",
-                                   fmt::format("echo {} > /proc/sys/net/ipv4/tcp_congestion_control", name)});
-  if (!result.ok()) {
-    throw Error(congestion_control_refusal(name, ns,
-                                           read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control"),
-                                           read_first_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control")));
+bool listed(const std::string& list, const std::string& name) {
+  std::istringstream words(list);
+  std::string word;
+  while (words >> word) {
+    if (word == name) return true;
   }
+  return false;
+}
+
+bool try_default_congestion_control(const std::string& ns, const std::string& name) {
+  return run_command({"ip", "netns", "exec", ns, "sh", "-c",
+                      fmt::format("echo {} > /proc/sys/net/ipv4/tcp_congestion_control", name)})
+      .ok();
+}
+
+// Sets the namespace's default TCP congestion control. Writing the sysctl as
+// root also loads the algorithm's module. Outside the machine's own namespace
+// only an allowed algorithm may be the default (a kernel built with bbr allows
+// `reno bbr`): one the kernel has is then allowed, as the refusal would tell
+// root to do by hand, and `note` says so.
+void set_default_congestion_control(const std::string& ns, const std::string& name, std::string& note) {
+  if (try_default_congestion_control(ns, name)) return;
+  const std::string allowed_file = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+  const std::string available = read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  const std::string allowed = read_first_line(allowed_file);
+  if (listed(available, name) && !listed(allowed, name)) {
+    const std::string wider = allowed.empty() ? name : allowed + " " + name;
+    if (run_command({"sh", "-c", fmt::format("echo '{}' > {}", wider, allowed_file)}).ok() &&
+        try_default_congestion_control(ns, name)) {
+      note = fmt::format(
+          "allowed {} outside the machine's own namespace, so the testbed's hosts may default to it: "
+          "net.ipv4.tcp_allowed_congestion_control was '{}', is '{}' until the next boot",
+          name, allowed, read_first_line(allowed_file));
+      return;
+    }
+  }
+  throw Error(congestion_control_refusal(name, ns, available, read_first_line(allowed_file)));
 }
 
 }  // namespace
 
 std::string congestion_control_refusal(const std::string& name, const std::string& ns, const std::string& available,
                                        const std::string& allowed) {
-  const auto listed = [&](const std::string& list) {
-    std::istringstream words(list);
-    std::string word;
-    while (words >> word) {
-      if (word == name) return true;
-    }
-    return false;
-  };
-  if (!listed(available)) {
+  if (!listed(available, name)) {
     return fmt::format(
         "congestion control '{}': the kernel refused it in {} (available: {}; load its module, "
         "e.g. modprobe tcp_{})",
         name, ns, available, name);
   }
-  if (!listed(allowed)) {
+  if (!listed(allowed, name)) {
     return fmt::format(
         "congestion control '{}': the kernel refused it in {}: outside the machine's own namespace "
         "only an allowed one may be the default (net.ipv4.tcp_allowed_congestion_control: {}); "
@@ -251,7 +270,7 @@ void Testbed::build() {
       steer(ns, "eth0", spec_.net_cpus);
       steer(sw, port, spec_.net_cpus);
     }
-    if (!spec_.congestion_control.empty()) set_default_congestion_control(ns, spec_.congestion_control);
+    if (!spec_.congestion_control.empty()) set_default_congestion_control(ns, spec_.congestion_control, note_);
   }
   for (const auto& s : spec_.shaping) {
     const auto [ns, dev] = shaped_interface(s);

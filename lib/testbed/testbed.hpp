@@ -78,6 +78,9 @@ class Testbed {
   Testbed& operator=(const Testbed&) = delete;
 
   const TestbedSpec& spec() const { return spec_; }
+  // What building it changed on the machine beyond its namespaces, for the
+  // user to hear (a congestion control allowed); empty: nothing.
+  const std::string& note() const { return note_; }
   // Leaves the testbed up when this object goes away (xtk-testbed up).
   void keep() { keep_ = true; }
   std::string host_ns(std::size_t host) const;
@@ -103,6 +106,7 @@ class Testbed {
  private:
   void build();
   TestbedSpec spec_;
+  std::string note_;
   bool keep_ = false;
 };
 

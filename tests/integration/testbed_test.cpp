@@ -359,6 +359,41 @@ TEST(Testbed, CongestionControlIsEveryHostsDefault) {
   EXPECT_THROW(Testbed{spec}, UsageError);
 }
 
+// A kernel built with bbr allows only `reno bbr` outside its own namespace:
+// the testbed allows the algorithm it was asked for, and says so.
+TEST(Testbed, CongestionControlNotAllowedIsAllowedAndNoted) {
+  if (auto reason = Testbed::unavailable_reason()) GTEST_SKIP() << "no testbed: " << *reason;
+  const std::string allowed_file = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+  const std::string available = read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  const std::string machine = read_first_line("/proc/sys/net/ipv4/tcp_congestion_control");
+  const std::string wanted = machine == "cubic" ? "reno" : "cubic";
+  if (available.find(wanted) == std::string::npos) GTEST_SKIP() << wanted << " is not in this kernel";
+  const std::string before = read_first_line(allowed_file);
+  // Only the machine's default stays allowed (it always is, in its own namespace).
+  run_checked({"sh", "-c", fmt::format("echo {} > {}", machine, allowed_file)});
+  TestbedSpec spec;
+  spec.name = "ccallow" + std::to_string(::getpid() % 100000);
+  spec.hosts = 1;
+  spec.congestion_control = wanted;
+  std::string note;
+  std::string host_default;
+  try {
+    Testbed testbed(spec);
+    note = testbed.note();
+    host_default =
+        run_checked({"ip", "netns", "exec", testbed.host_ns(0), "cat", "/proc/sys/net/ipv4/tcp_congestion_control"});
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  const std::string after = read_first_line(allowed_file);
+  run_checked({"sh", "-c", fmt::format("echo '{}' > {}", before, allowed_file)});
+  EXPECT_EQ(host_default, wanted + "\n");
+  EXPECT_NE((" " + after + " ").find(" " + wanted + " "), std::string::npos) << after;
+  // Another test's testbed may have allowed it first; if this one did, it says so.
+  if (!note.empty())
+    EXPECT_NE(note.find("tcp_allowed_congestion_control was '" + machine + "'"), std::string::npos) << note;
+}
+
 // What the user is told to do when a namespace refuses a congestion control:
 // load a module it lacks, or allow one it has (a kernel built with another
 // default restricts the rest outside the machine's own namespace).

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       if (auto reason = xtk::Testbed::unavailable_reason()) throw xtk::Error(*reason);
       xtk::Testbed testbed(spec);
       testbed.keep();
+      if (!testbed.note().empty()) std::cerr << "xtk-testbed: " << testbed.note() << '\n';
       xtk::Table hosts({{"host", 0}, {"netns", 0}, {"ipv4", 0}, {"ipv6", 0}, {"shaped", 0}});
       for (std::size_t h = 0; h < spec.hosts; ++h) {
         std::string shaped;
