@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xtk-run on a GPU host, from a bundle (scripts/bundle.sh), as root:
 #
-#   bash bench/gpu/run.sh BUNDLE OUT check        # bench/gpu/check.toml; then the same with P2P/SHM on (must fail)
+#   bash bench/gpu/run.sh BUNDLE OUT check        # bench/gpu/check.toml; then the same with P2P/SHM on, one host id (must fail)
 #   bash bench/gpu/run.sh BUNDLE OUT experiment   # configs/experiments/gpu-netns.toml
 #   bash bench/gpu/run.sh BUNDLE OUT shared       # its ResNet-50 half with both ranks on GPU 0, twice
 #   bash bench/gpu/run.sh BUNDLE OUT fidelity     # DDP ResNet-50 vs the emulator at its compute time
@@ -21,10 +21,12 @@ case $what in
 check)
   xtk-run bench/gpu/check.toml -o "$out/check" || echo "check: xtk-run exited $?"
   # NCCL let onto the host's own paths: each must fail the step, by NCCL's report of its connections.
+  # One NCCL_HOSTID for both ranks undoes xtk-run's per-host ids, which alone keep NCCL off P2P and
+  # SHM (docs/experiments.md); needs a GPU per rank (on one, NCCL refuses the duplicate GPU).
   variants=(
-    'p2p-shm|NCCL_P2P_DISABLE = "0", NCCL_SHM_DISABLE = "0"'
-    'p2p-ipc|NCCL_P2P_DISABLE = "0", NCCL_SHM_DISABLE = "0", NCCL_CUMEM_ENABLE = "0"'
-    'shm|NCCL_SHM_DISABLE = "0"'
+    'p2p-shm|NCCL_HOSTID = "one", NCCL_P2P_DISABLE = "0", NCCL_SHM_DISABLE = "0"'
+    'p2p-ipc|NCCL_HOSTID = "one", NCCL_P2P_DISABLE = "0", NCCL_SHM_DISABLE = "0", NCCL_CUMEM_ENABLE = "0"'
+    'shm|NCCL_HOSTID = "one", NCCL_SHM_DISABLE = "0"'
   )
   for v in "${variants[@]}"; do
     name=${v%%|*}
