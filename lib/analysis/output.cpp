@@ -83,9 +83,11 @@ void print_tables(const std::vector<NamedTable>& tables, std::ostream& out, Text
     }
     if (format == TextFormat::markdown) {
       print_markdown(t.table, out);
+      if (!t.notes.empty()) out << '\n';
     } else {
       t.table.print(out);
     }
+    for (const auto& note : t.notes) out << (format == TextFormat::markdown ? "- " : "# note: ") << note << '\n';
   }
 }
 

@@ -31,6 +31,9 @@ struct NamedTable {
   // Too long to read on a terminal (a CDF): text output prints a pointer to
   // the CSV/JSON instead of its rows, unless asked for by name.
   bool bulky = false;
+  // Lines printed under the table for people (text and markdown): what its
+  // rows cannot say, such as a figure to distrust. CSV and JSON leave them out.
+  std::vector<std::string> notes{};
 };
 
 // CSV: each table under a "# <name>" line, a blank line between tables.

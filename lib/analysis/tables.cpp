@@ -406,6 +406,7 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
               {"points"},
               {"best"},
               {"status"}});
+  std::vector<std::string> congestion_notes;
   std::map<std::pair<std::string, std::string>, double> best_n;  // (model, profile): the best fit's n
   for (const auto& s : series) {
     const ModelInfo& model = e.models.at(s.model);
@@ -447,6 +448,14 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                              d, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, emulated_d});
     }
     congestion.add_row(std::move(row));
+    const double tolerance_pct = pct(options.congestion.flat_tolerance);
+    if (first_congested_p50_pct < tolerance_pct) {
+      congestion_notes.push_back(fmt::format(
+          "{} {}: the step at {:.3f} Gbit/s ended the flat region by its mean alone: its median is {:.1f} % up, "
+          "under the {:.0f} % tolerance, so its longest iterations decided it, and by medians the point may lie "
+          "a step later (iteration_cdf shows the step's spread)",
+          s.model, s.profile, x[cp.flat_points], first_congested_p50_pct, tolerance_pct));
+    }
 
     // The most congested step, and the spare capacity from the congestion point on.
     const Step& worst = *s.steps.back();
@@ -478,8 +487,8 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                     static_cast<std::uint64_t>(f.points), std::string(&f == best ? "yes" : "no"), f.status});
     }
   }
-  tables.push_back(
-      {"congestion_point", "3. Congestion point per model and profile (two-line method)", std::move(congestion)});
+  tables.push_back({"congestion_point", "3. Congestion point per model and profile (two-line method)",
+                    std::move(congestion), false, std::move(congestion_notes)});
   tables.push_back({"bandwidth", "4. Ideal vs available bandwidth at the most congested step", std::move(bandwidth)});
   tables.push_back({"fits", "5. Fits t = A exp(B / (C - BW)^n)", std::move(fits)});
 

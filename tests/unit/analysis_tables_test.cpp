@@ -268,12 +268,23 @@ TEST(AnalysisTables, FirstCongestedStepByItsMedian) {
     text.replace(at, from.size(), to);
   }
   std::ofstream(file) << text;
-  const auto cp = table(make_tables(load_experiment(dir.string(), {}), {}), "congestion_point").table.to_json();
+  const auto named = table(make_tables(load_experiment(dir.string(), {}), {}), "congestion_point");
   fs::remove_all(dir);
+  const auto cp = named.table.to_json();
   ASSERT_EQ(cp.size(), 3u);
   EXPECT_EQ(cp[2]["profile"], "consistent");
   EXPECT_EQ(cp[2]["flat_points"], 5);
   EXPECT_NEAR(cp[2]["first_congested_p50_pct"].get<double>(), 0.0, 1e-9);
+  // People reading the table are told, under it; the other series are not named.
+  ASSERT_EQ(named.notes.size(), 1u);
+  EXPECT_NE(named.notes[0].find("consistent: the step at "), std::string::npos) << named.notes[0];
+  EXPECT_NE(named.notes[0].find("by its mean alone: its median is 0.0 % up"), std::string::npos) << named.notes[0];
+  std::ostringstream shown, as_csv;
+  print_tables({named}, shown, TextFormat::aligned, false);
+  EXPECT_NE(shown.str().find("# note: toy consistent: "), std::string::npos) << shown.str();
+  print_tables({named}, as_csv, TextFormat::csv, false);
+  EXPECT_EQ(as_csv.str().find("note"), std::string::npos) << "CSV keeps to the rows";
+  EXPECT_TRUE(table(make_tables(crafted(), {}), "congestion_point").notes.empty());
 }
 
 TEST(AnalysisTables, FixedFitExponentAndThreads) {
