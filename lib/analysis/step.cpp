@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -64,7 +65,23 @@ struct KeptIteration {
   double us;
   std::int64_t start_ns, end_ns;
   std::uint64_t bytes;
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
 };
+
+// The ranks' own count of an iteration's TCP events, summed over the kept
+// rows (one per process carries its connections'), per job iteration; none
+// when no row counted it.
+std::optional<double> ranks_tcp_per_iter(const std::vector<const std::vector<KeptIteration>*>& kept,
+                                         std::optional<std::uint64_t> KeptIteration::*count, double iterations) {
+  std::optional<double> total;
+  for (const auto* list : kept) {
+    for (const auto& r : *list) {
+      if (r.*count) total = total.value_or(0) + static_cast<double>(*(r.*count));
+    }
+  }
+  if (!total) return std::nullopt;
+  return *total / iterations;
+}
 
 }  // namespace
 
@@ -310,7 +327,8 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
                          fmt::format("rank {} is also in {}: each rank's iterations are in one file", r.rank,
                                      info.iterations[it->second.first]));
       }
-      it->second.second.push_back({r.iter, r.iter_us, r.start_ns, r.end_ns, r.bytes});
+      it->second.second.push_back(
+          {r.iter, r.iter_us, r.start_ns, r.end_ns, r.bytes, r.tcp_retransmits, r.tcp_timeouts});
     });
   }
   const std::string& first_file = info.iterations.front();
@@ -423,6 +441,15 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     };
     step.tcp_retransmits_per_iter = per_iter(kTcpRetransmits);
     step.tcp_timeouts_per_iter = per_iter(kTcpTimeouts);
+  }
+  // Where the ranks counted their own connections, those are the job's TCP
+  // events on every host, and no other process's: they replace one host's.
+  const double job_iterations = static_cast<double>(step.iter_us.size());
+  if (const auto v = ranks_tcp_per_iter(kept, &KeptIteration::tcp_retransmits, job_iterations)) {
+    step.tcp_retransmits_per_iter = *v;
+  }
+  if (const auto v = ranks_tcp_per_iter(kept, &KeptIteration::tcp_timeouts, job_iterations)) {
+    step.tcp_timeouts_per_iter = *v;
   }
   if (!info.collectives.empty()) {
     auto s = read_stragglers(info.collectives, info.ranks, options.warmup);

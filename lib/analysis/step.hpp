@@ -43,8 +43,9 @@ struct Step {
   // The training NIC's bytes over the window per iteration, in the link's
   // units as the load is; NaN without its counters.
   double wire_tx_bytes_per_iter = 0;
-  // Its host's TCP retransmitted segments and retransmission timeouts per
-  // iteration; NaN where the counters file lacks them (runs before they were sampled).
+  // TCP segments retransmitted and retransmission timeouts per iteration: the
+  // ranks' own connections where the iterations count them, else the
+  // training NIC host's counters; NaN where neither does.
   double tcp_retransmits_per_iter = 0, tcp_timeouts_per_iter = 0;
   // In the link's units: from counters or a trace with a payload share (the
   // netns testbed), the bytes counted with the headers of every segment a

@@ -450,11 +450,16 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
     congestion.add_row(std::move(row));
     const double tolerance_pct = pct(options.congestion.flat_tolerance);
     if (first_congested_p50_pct < tolerance_pct) {
+      const Step& first = *s.steps[cp.flat_points];
+      const double timeouts = first.tcp_timeouts_per_iter * static_cast<double>(first.iter_us.size());
       congestion_notes.push_back(fmt::format(
           "{} {}: the step at {:.3f} Gbit/s ended the flat region by its mean alone: its median is {:.1f} % up, "
           "under the {:.0f} % tolerance, so its longest iterations decided it, and by medians the point may lie "
-          "a step later (iteration_cdf shows the step's spread)",
-          s.model, s.profile, x[cp.flat_points], first_congested_p50_pct, tolerance_pct));
+          "a step later (iteration_cdf shows the step's spread){}",
+          s.model, s.profile, x[cp.flat_points], first_congested_p50_pct, tolerance_pct,
+          timeouts >= 0.5 ? fmt::format("; its iterations had {:.0f} TCP retransmission timeout{} (table 1)", timeouts,
+                                        timeouts >= 1.5 ? "s" : "")
+                          : ""));
     }
 
     // The most congested step, and the spare capacity from the congestion point on.

@@ -253,12 +253,13 @@ ReplaySummary run_replay(const ReplayOptions& o, const RecordedTrace& trace, Bac
     run(k);
   }
   if (o.start_at_realtime_ns) wait_for_start(*o.start_at_realtime_ns, job);
+  ProcessTcpCounts tcp;
   RankPart part;
   for (std::uint64_t k = 0; k < o.iterations; ++k) {
     job.progress().set_where(fmt::format("in replayed iteration {}", k));
     const std::int64_t t0 = monotonic_ns(), wall0 = realtime_ns();
     const IterationTiming timing = run(k);
-    record_iteration(timing, k, t0, wall0, plan.bytes_sent[k % recorded], job, part, writer.get());
+    record_iteration(timing, k, t0, wall0, plan.bytes_sent[k % recorded], job, part, writer.get(), tcp);
     if (calls) write_calls(*calls, job, k, timing, plan.plan);
   }
   if (writer) writer->close();

@@ -249,13 +249,14 @@ TrainSummary run_train(const TrainOptions& options, const ModelProfile& full_pro
     trainer.iteration(false, &timing);
   }
   if (o.start_at_realtime_ns) wait_for_start(*o.start_at_realtime_ns, job);
+  ProcessTcpCounts tcp;
   const std::int64_t start = monotonic_ns();
   for (std::uint64_t k = 0;; ++k) {
     job.progress().set_where(fmt::format("in training iteration {}", k));
     const bool want_stop = stop_requested.load() || (o.iterations == 0 && monotonic_ns() - start >= o.duration_ns);
     const std::int64_t t0 = monotonic_ns(), wall0 = realtime_ns();
     const bool stop = trainer.iteration(want_stop, &timing);
-    record_iteration(timing, k, t0, wall0, trainer.bytes_sent(), job, part, writer.get());
+    record_iteration(timing, k, t0, wall0, trainer.bytes_sent(), job, part, writer.get(), tcp);
     if (calls) write_calls(*calls, job, k, timing, trainer.plan().plan);
     if (stop) {
       part.interrupted = stop_requested.load() || o.iterations > 0;

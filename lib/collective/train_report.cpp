@@ -40,7 +40,7 @@ RankPart RankPart::decode(const std::string& text) {
 }
 
 void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::int64_t t0_ns, std::int64_t wall0_ns,
-                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer) {
+                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer, ProcessTcpCounts& tcp) {
   const std::int64_t t1 = monotonic_ns(), wall1 = realtime_ns();
   const double iter_us = static_cast<double>(t1 - t0_ns) / 1e3;
   const double comm_us = static_cast<double>(timing.comm_ns) / 1e3;
@@ -48,8 +48,12 @@ void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::in
   part.comm_us.push_back(comm_us);
   part.exposed_us.push_back(static_cast<double>(timing.exposed_ns) / 1e3);
   if (writer == nullptr) return;
+  const TcpCounts counts = tcp.take();
   for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
-    writer->write(IterationRecord{job.first_rank() + i, iter, wall0_ns, wall1, iter_us, comm_us, bytes});
+    const bool counted = i == 0 && counts.connections > 0;
+    writer->write({job.first_rank() + i, iter, wall0_ns, wall1, iter_us, comm_us, bytes,
+                   counted ? std::optional(counts.retransmits) : std::nullopt,
+                   counted ? counts.timeouts : std::nullopt});
   }
 }
 

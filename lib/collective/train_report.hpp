@@ -12,6 +12,7 @@
 #include "collective/run_info.hpp"
 #include "collective/train.hpp"
 #include "formats/iterations.hpp"
+#include "transport/tcp/process_counts.hpp"
 
 namespace xtk::collective {
 
@@ -27,9 +28,11 @@ struct RankPart {
 
 // One iteration just run (it began at t0_ns, CLOCK_MONOTONIC, and wall0_ns,
 // CLOCK_REALTIME; it ends now) into this process's part, and a row per local
-// rank into the iterations file when there is one.
+// rank into the iterations file when there is one, the first with what the
+// process's TCP connections counted since the iteration before (`tcp`).
 void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::int64_t t0_ns, std::int64_t wall0_ns,
-                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer);
+                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer,
+                      ProcessTcpCounts& tcp);
 
 // The job's summary from every process's part (rank 0), or from `own` alone
 // (other ranks, which pass their part and an empty `parts`).

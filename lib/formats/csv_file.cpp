@@ -160,6 +160,7 @@ void RunCsv::read_header(std::string_view magic) {
     if (line.front() != '#') {
       if (!versioned) fail("no '# format_version=N' line before the column line");
       if (!older_columns_.empty() && line == older_columns_) {
+        columns_ = older_columns_;  // the file's columns, for messages
         column_count_ = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
         fields_.resize(column_count_);
         unquoted_.resize(column_count_);

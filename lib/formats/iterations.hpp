@@ -6,11 +6,12 @@
 //   # xtk-iterations
 //   # format_version=1
 //   # key=value ...                     (model, ranks, backend, ...)
-//   rank,iter,start_ns,end_ns,iter_us,comm_us,bytes
+//   rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,10 @@ struct IterationRecord {
   double iter_us = 0;                     // CLOCK_MONOTONIC
   double comm_us = 0;
   std::uint64_t bytes = 0;  // bytes this rank sent in the iteration's all-reduces
+  // What the process's own TCP connections retransmitted in the iteration:
+  // segments, and timeouts. On a process's first rank only; none where not
+  // counted (files of before, kernels before Linux 6.7 for timeouts).
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
 };
 
 class IterationWriter {
@@ -39,7 +44,7 @@ class IterationWriter {
   RunCsvWriter out_;
 };
 
-// Checks: end >= start, iter_us > 0, comm_us >= 0, `iter` strictly
+// Reads files of before the TCP columns too. Checks: end >= start, iter_us > 0, comm_us >= 0, `iter` strictly
 // increasing within each rank, and rank < `ranks` when `ranks` is not 0.
 void read_iterations(std::string_view content, const std::string& source, std::uint64_t ranks,
                      const std::function<void(const IterationRecord&)>& row);

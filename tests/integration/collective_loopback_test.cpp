@@ -15,6 +15,7 @@
 
 #include "collective_ranks.hpp"
 #include "common/run_tool.hpp"
+#include "formats/iterations.hpp"
 
 namespace xtk::collective {
 namespace {
@@ -225,6 +226,11 @@ TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
     EXPECT_EQ(text.rfind("# xtk-iterations\n# format_version=1\n", 0), 0u) << text;
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 7 + 1 + 4) << text;  // 7 header lines, columns, 4 rows
     EXPECT_NE(text.find(fmt::format("\n{},3,", r)), std::string::npos) << text;
+    // Every rank counts its own connections' TCP events: none on loopback.
+    xtk::read_iterations(text, "iters.csv", 3, [&](const xtk::IterationRecord& row) {
+      EXPECT_EQ(row.tcp_retransmits, 0u) << text;
+      EXPECT_EQ(row.tcp_timeouts.value_or(0), 0u) << text;
+    });
   }
   const auto provenance = json_in(ranks.log(0))["provenance"];
   EXPECT_EQ(provenance["command_line"][1], "train");

@@ -234,6 +234,56 @@ TEST(AnalysisLoad, TrainingNicGivesWireBytesPerIteration) {
   }
 }
 
+// The ranks' own TCP counts (each process's first rank's rows) are summed over
+// the kept iterations and replace the training NIC host's counters; each
+// count left empty falls back to them.
+TEST(AnalysisLoad, RanksOwnTcpCountsReplaceTheHostsCounters) {
+  const auto dir = std::filesystem::temp_directory_path() / ("xtk_rank_tcp_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  const std::string head =
+      "# xtk-iterations\n# format_version=1\n"
+      "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts\n";
+  // Iteration 0 is warm-up (dropped): its 100 retransmissions do not count.
+  write("iterations-0.csv", head +
+                                "0,0,0,1000000000,1000000.0,0.0,0,100,9\n"
+                                "0,1,1000000000,2000000000,1000000.0,0.0,0,4,1\n"
+                                "0,2,2000000000,3000000000,1000000.0,0.0,0,0,0\n");
+  write("iterations-1.csv", head +
+                                "1,0,0,1000000000,1000000.0,0.0,0,100,9\n"
+                                "1,1,1000000000,2000000000,1000000.0,0.0,0,2,0\n"
+                                "1,2,2000000000,3000000000,1000000.0,0.0,0,6,1\n");
+  std::string counters = kCounters;  // the host's: 1 retransmission and 1 timeout every half second
+  for (int i = 0; i <= 8; ++i) {
+    const long long t = i * 500'000'000LL;
+    counters += fmt::format("{0},{0},net:eth0,tx_bytes,{1},0\n{0},{0},snmp,Tcp:RetransSegs,{1},0\n", t, i);
+    counters += fmt::format("{0},{0},snmp,TcpExt:TCPTimeouts,{1},0\n", t, i);
+  }
+  write("counters_training.csv", counters);
+  write("run.json", R"({"format_version": 1, "step": 0, "model": "resnet50", "ranks": 2,
+    "cross_traffic": {"profile": "none", "load_bps": 0}, "link_bps": 1e9,
+    "training_nic": {"host": "h1", "source": "net:eth0", "counter": "tx_bytes"},
+    "files": {"iterations": ["iterations-0.csv", "iterations-1.csv"], "training_counters": "counters_training.csv"}})");
+  StepOptions options;
+  options.warmup = 1;
+  const auto step = load_step(read_step_info(dir.string()), options);
+  EXPECT_NEAR(step.tcp_retransmits_per_iter, (4 + 0 + 2 + 6) / 2.0, 1e-9);
+  EXPECT_NEAR(step.tcp_timeouts_per_iter, (1 + 0 + 0 + 1) / 2.0, 1e-9);
+  // Timeouts not counted by the ranks (a kernel before Linux 6.7): the host's.
+  write("iterations-0.csv", head +
+                                "0,0,0,1000000000,1000000.0,0.0,0,100,\n"
+                                "0,1,1000000000,2000000000,1000000.0,0.0,0,4,\n"
+                                "0,2,2000000000,3000000000,1000000.0,0.0,0,0,\n");
+  write("iterations-1.csv", head +
+                                "1,0,0,1000000000,1000000.0,0.0,0,,\n"
+                                "1,1,1000000000,2000000000,1000000.0,0.0,0,,\n"
+                                "1,2,2000000000,3000000000,1000000.0,0.0,0,,\n");
+  const auto host_timeouts = load_step(read_step_info(dir.string()), options);
+  EXPECT_NEAR(host_timeouts.tcp_retransmits_per_iter, 4 / 2.0, 1e-9);
+  EXPECT_NEAR(host_timeouts.tcp_timeouts_per_iter, 2, 1e-9);  // 4 in the 2 s window [1 s, 3 s]
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace xtk::analysis
 
 namespace xtk::analysis {

@@ -72,9 +72,9 @@ TEST_F(Formats, FlowRecordsRoundTripAsCsvAndJsonLines) {
 
 TEST_F(Formats, IterationsRoundTrip) {
   const std::vector<IterationRecord> written{
-      {0, 0, 1'764'000'000'000'000'000, 1'764'000'000'180'512'000, 180512.0, 63179.25, 8424160},
-      {1, 0, 1'764'000'000'000'000'100, 1'764'000'000'180'251'000, 180150.875, 0.0, 0},
-      {0, 3, 1'764'000'000'500'000'000, 1'764'000'000'680'000'000, 0.001, 0.0, 1}};
+      {0, 0, 1'764'000'000'000'000'000, 1'764'000'000'180'512'000, 180512.0, 63179.25, 8424160, 27, 1},
+      {1, 0, 1'764'000'000'000'000'100, 1'764'000'000'180'251'000, 180150.875, 0.0, 0, std::nullopt, std::nullopt},
+      {0, 3, 1'764'000'000'500'000'000, 1'764'000'000'680'000'000, 0.001, 0.0, 1, 0, std::nullopt}};
   {
     IterationWriter writer(path("it.csv"), {{"model", "tiny-mlp"}, {"ranks", "2"}});
     for (const auto& r : written) writer.write(r);
@@ -91,6 +91,8 @@ TEST_F(Formats, IterationsRoundTrip) {
     EXPECT_DOUBLE_EQ(read[i].iter_us, written[i].iter_us);
     EXPECT_DOUBLE_EQ(read[i].comm_us, written[i].comm_us);
     EXPECT_EQ(read[i].bytes, written[i].bytes);
+    EXPECT_EQ(read[i].tcp_retransmits, written[i].tcp_retransmits);
+    EXPECT_EQ(read[i].tcp_timeouts, written[i].tcp_timeouts);
   }
 }
 

@@ -1,0 +1,94 @@
+// The process's own TCP counts (lib/transport/tcp/process_counts.hpp) over
+// real loopback sockets: connections carrying data count none, and a SYN that
+// a full listener drops is retransmitted after TCP's initial timeout, 1 s.
+#include "transport/tcp/process_counts.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "transport/socket.hpp"
+
+namespace xtk {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Linux 6.7 added tcpi_total_rto.
+bool kernel_counts_timeouts() {
+  utsname u{};
+  if (uname(&u) != 0) return false;
+  char* end = nullptr;
+  const long major = std::strtol(u.release, &end, 10);
+  const long minor = *end == '.' ? std::strtol(end + 1, nullptr, 10) : 0;
+  return major > 6 || (major == 6 && minor >= 7);
+}
+
+SocketAddress listening_address(const Fd& listener) {
+  SocketAddress a;
+  a.length = sizeof(a.storage);
+  EXPECT_EQ(getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a.storage), &a.length), 0);
+  return a;
+}
+
+TEST(ProcessTcpCounts, ConnectionsWithoutLossCountNone) {
+  ProcessTcpCounts counts;
+  const Fd listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false);
+  std::string error;
+  const Fd client = connect_tcp_nonblocking(listening_address(listener), &error);
+  ASSERT_TRUE(client) << error;
+  Fd server;
+  for (int i = 0; i < 200 && !server; ++i) {
+    server = Fd(accept(listener.get(), nullptr, nullptr));
+    if (!server) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(server);
+  char buffer[4096] = {};
+  std::size_t got = 0;
+  for (int i = 0; i < 200 && got < 1 << 20; ++i) {
+    (void)send(client.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+    const ssize_t n = recv(server.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  const TcpCounts c = counts.take();
+  EXPECT_GE(c.connections, 3u);  // the listener, the client and the accepted end
+  EXPECT_EQ(c.retransmits, 0u);
+  if (kernel_counts_timeouts()) {
+    EXPECT_EQ(c.timeouts, 0u);
+  }
+}
+
+TEST(ProcessTcpCounts, ASynDroppedByAFullListenerIsRetransmittedOnTimeout) {
+  // Backlog 0 takes one connection; the kernel drops the SYNs after it.
+  const Fd listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false, 0);
+  const SocketAddress address = listening_address(listener);
+  std::string error;
+  const Fd first = connect_tcp_nonblocking(address, &error);
+  ASSERT_TRUE(first) << error;
+  std::this_thread::sleep_for(50ms);
+  ProcessTcpCounts counts;
+  const Fd second = connect_tcp_nonblocking(address, &error);
+  ASSERT_TRUE(second) << error;
+  std::uint64_t retransmits = 0, timeouts = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 4s;
+  while (std::chrono::steady_clock::now() < deadline && retransmits == 0) {
+    std::this_thread::sleep_for(100ms);
+    const TcpCounts c = counts.take();
+    retransmits += c.retransmits;
+    timeouts += c.timeouts.value_or(0);
+  }
+  EXPECT_GE(retransmits, 1u) << "no SYN retransmitted within 4 s";
+  if (kernel_counts_timeouts()) {
+    EXPECT_GE(timeouts, 1u);
+  } else {
+    EXPECT_FALSE(counts.take().timeouts.has_value());
+  }
+}
+
+}  // namespace
+}  // namespace xtk
