@@ -62,6 +62,9 @@ struct TrainSummary {
   double demand_bytes = 0;                // the seed's D = 2(N-1)/N x P x bytes per parameter
   std::uint64_t wrong = 0;                // elements, from the data check after the run
   bool interrupted = false;
+  // Over the recorded iterations, summed over the processes' own TCP
+  // connections; none where no process counted.
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
   nlohmann::json to_json() const;
 };
 

@@ -22,8 +22,15 @@ std::vector<double> in_ms(const std::vector<double>& us) {
 }  // namespace
 
 std::string RankPart::encode() const {
-  return nlohmann::json{{"iter_us", iter_us},           {"comm_us", comm_us}, {"exposed_us", exposed_us},
-                        {"bytes", bytes_per_iteration}, {"wrong", wrong},     {"interrupted", interrupted}}
+  const auto count = [](const std::optional<std::uint64_t>& c) { return c ? nlohmann::json(*c) : nlohmann::json(); };
+  return nlohmann::json{{"iter_us", iter_us},
+                        {"comm_us", comm_us},
+                        {"exposed_us", exposed_us},
+                        {"bytes", bytes_per_iteration},
+                        {"wrong", wrong},
+                        {"interrupted", interrupted},
+                        {"tcp_retransmits", count(tcp_retransmits)},
+                        {"tcp_timeouts", count(tcp_timeouts)}}
       .dump();
 }
 
@@ -36,6 +43,9 @@ RankPart RankPart::decode(const std::string& text) {
   p.bytes_per_iteration = j.at("bytes").get<std::uint64_t>();
   p.wrong = j.at("wrong").get<std::uint64_t>();
   p.interrupted = j.at("interrupted").get<bool>();
+  for (auto [key, count] : {std::pair{"tcp_retransmits", &p.tcp_retransmits}, {"tcp_timeouts", &p.tcp_timeouts}}) {
+    if (!j.at(key).is_null()) *count = j.at(key).get<std::uint64_t>();
+  }
   return p;
 }
 
@@ -47,8 +57,12 @@ void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::in
   part.iter_us.push_back(iter_us);
   part.comm_us.push_back(comm_us);
   part.exposed_us.push_back(static_cast<double>(timing.exposed_ns) / 1e3);
-  if (writer == nullptr) return;
   const TcpCounts counts = tcp.take();
+  if (counts.connections > 0) {
+    part.tcp_retransmits = part.tcp_retransmits.value_or(0) + counts.retransmits;
+    if (counts.timeouts) part.tcp_timeouts = part.tcp_timeouts.value_or(0) + *counts.timeouts;
+  }
+  if (writer == nullptr) return;
   for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
     const bool counted = i == 0 && counts.connections > 0;
     writer->write({job.first_rank() + i, iter, wall0_ns, wall1, iter_us, comm_us, bytes,
@@ -86,6 +100,8 @@ TrainSummary summarize(const ModelProfile& profile, const BucketPlan& plan, cons
     sent += static_cast<double>(p.bytes_per_iteration) * static_cast<double>(p.comm_us.size());
     s.wrong += p.wrong;
     s.interrupted = s.interrupted || p.interrupted;
+    if (p.tcp_retransmits) s.tcp_retransmits = s.tcp_retransmits.value_or(0) + *p.tcp_retransmits;
+    if (p.tcp_timeouts) s.tcp_timeouts = s.tcp_timeouts.value_or(0) + *p.tcp_timeouts;
   }
   s.iteration_ms = TimeStats::of(job_ms);
   s.comm_ms = TimeStats::of(comm);
@@ -112,7 +128,9 @@ nlohmann::json TrainSummary::to_json() const {
           {"demand_bytes", demand_bytes},
           {"demand_gbps", iteration_ms.mean > 0 ? demand_bytes * 8 / (iteration_ms.mean / 1e3) / 1e9 : 0.0},
           {"wrong", wrong},
-          {"interrupted", interrupted}};
+          {"interrupted", interrupted},
+          {"tcp_retransmits", tcp_retransmits ? nlohmann::json(*tcp_retransmits) : nlohmann::json()},
+          {"tcp_timeouts", tcp_timeouts ? nlohmann::json(*tcp_timeouts) : nlohmann::json()}};
 }
 
 void print_train_summary(std::ostream& out, const TrainSummary& s) {
@@ -137,6 +155,11 @@ void print_train_summary(std::ostream& out, const TrainSummary& s) {
       "# theoretical demand D = 2(N-1)/N x P x bytes/param: {} per iteration, {} at the mean "
       "iteration time\n",
       format_bytes(s.demand_bytes), format_rate(demand_gbps * 1e9));
+  if (s.tcp_retransmits) {
+    out << fmt::format("# TCP over the ranks' own connections: {} segments retransmitted, {} retransmission timeouts\n",
+                       *s.tcp_retransmits,
+                       s.tcp_timeouts ? std::to_string(*s.tcp_timeouts) : "uncounted (Linux before 6.7)");
+  }
   out << fmt::format("# data check: {} wrong elements{}\n", s.wrong, s.wrong == 0 ? " (OK)" : " (FAILED)");
   if (s.interrupted) out << "# interrupted: stopped before the requested iterations\n";
   out.flush();

@@ -3,6 +3,7 @@
 // lasts as long as its slowest rank) and prints it.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct RankPart {
   std::uint64_t bytes_per_iteration = 0;
   std::uint64_t wrong = 0;
   bool interrupted = false;
+  // The process's own TCP connections over the recorded iterations; none
+  // where it had no TCP connection (timeouts: or a kernel before Linux 6.7).
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
   std::string encode() const;
   static RankPart decode(const std::string& text);
 };
@@ -29,10 +33,10 @@ struct RankPart {
 // One iteration just run (it began at t0_ns, CLOCK_MONOTONIC, and wall0_ns,
 // CLOCK_REALTIME; it ends now) into this process's part, and a row per local
 // rank into the iterations file when there is one, the first with what the
-// process's TCP connections counted since the iteration before (`tcp`).
+// process's TCP connections counted since the iteration before (`tcp`, also
+// added to the part).
 void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::int64_t t0_ns, std::int64_t wall0_ns,
-                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer,
-                      ProcessTcpCounts& tcp);
+                      std::uint64_t bytes, Job& job, RankPart& part, IterationWriter* writer, ProcessTcpCounts& tcp);
 
 // The job's summary from every process's part (rank 0), or from `own` alone
 // (other ranks, which pass their part and an empty `parts`).

@@ -13,6 +13,8 @@
 
 #include "core/process.hpp"
 #include "experiment/commands.hpp"
+#include "formats/csv_file.hpp"
+#include "formats/iterations.hpp"
 #include "workload/schedule.hpp"
 
 namespace xtk {
@@ -109,13 +111,12 @@ class Emulation : public ::testing::Test {
     return rank0.output;
   }
 
+  // Rank 0's last row, through the format's one reader.
   std::uint64_t bytes_per_iteration() const {
-    std::ifstream in(dir_ / "iterations-0.csv");
-    std::string line, last;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line[0] != '#') last = line;
-    }
-    return std::stoull(last.substr(last.rfind(',') + 1));
+    const std::string path = (dir_ / "iterations-0.csv").string();
+    std::uint64_t bytes = 0;
+    read_iterations(read_text_file(path, "iterations"), path, 2, [&](const IterationRecord& r) { bytes = r.bytes; });
+    return bytes;
   }
 
   fs::path dir_;

@@ -221,6 +221,7 @@ TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
   EXPECT_EQ(summary["buckets"], 2);
   EXPECT_DOUBLE_EQ(summary["demand_bytes"].get<double>(), 6318120.0 * 4 / 3);
   EXPECT_GT(summary["iteration"]["mean_ms"].get<double>(), 20.0);
+  EXPECT_EQ(summary["tcp_retransmits"], 0) << summary;  // counted, and none on loopback
   for (int r = 0; r < 3; ++r) {
     const auto text = read_text(file("iters-" + std::to_string(r) + ".csv"));
     EXPECT_EQ(text.rfind("# xtk-iterations\n# format_version=1\n", 0), 0u) << text;
