@@ -65,7 +65,7 @@ struct KeptIteration {
   double us;
   std::int64_t start_ns, end_ns;
   std::uint64_t bytes;
-  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts, tcp_rwnd_limited_us;
 };
 
 // The ranks' own count of an iteration's TCP events, summed over the kept
@@ -328,7 +328,7 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
                                      info.iterations[it->second.first]));
       }
       it->second.second.push_back(
-          {r.iter, r.iter_us, r.start_ns, r.end_ns, r.bytes, r.tcp_retransmits, r.tcp_timeouts});
+          {r.iter, r.iter_us, r.start_ns, r.end_ns, r.bytes, r.tcp_retransmits, r.tcp_timeouts, r.tcp_rwnd_limited_us});
     });
   }
   const std::string& first_file = info.iterations.front();
@@ -413,7 +413,8 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
     step.measured_load_bps = idle ? 0.0 : info.load_bps;
     step.load_source = idle ? LoadSource::none : LoadSource::requested;
   }
-  step.wire_tx_bytes_per_iter = step.tcp_retransmits_per_iter = step.tcp_timeouts_per_iter = kNaN;
+  step.wire_tx_bytes_per_iter = step.tcp_retransmits_per_iter = step.tcp_timeouts_per_iter =
+      step.tcp_rwnd_limited_ms_per_iter = kNaN;
   if (!info.training_counters.empty() && !step.iter_us.empty()) {
     const auto& nic = info.training_nic;
     const std::string counters = read_text_file(info.training_counters, "counters");
@@ -450,6 +451,9 @@ Step load_step(const StepInfo& info, const StepOptions& options) {
   }
   if (const auto v = ranks_tcp_per_iter(kept, &KeptIteration::tcp_timeouts, job_iterations)) {
     step.tcp_timeouts_per_iter = *v;
+  }
+  if (const auto v = ranks_tcp_per_iter(kept, &KeptIteration::tcp_rwnd_limited_us, job_iterations)) {
+    step.tcp_rwnd_limited_ms_per_iter = *v / 1e3;
   }
   if (!info.collectives.empty()) {
     auto s = read_stragglers(info.collectives, info.ranks, options.warmup);

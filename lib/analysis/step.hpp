@@ -47,6 +47,9 @@ struct Step {
   // ranks' own connections where the iterations count them, else the
   // training NIC host's counters; NaN where neither does.
   double tcp_retransmits_per_iter = 0, tcp_timeouts_per_iter = 0;
+  // The time the ranks' senders waited for their receivers' windows, in ms
+  // per iteration, summed over the connections; NaN where not counted.
+  double tcp_rwnd_limited_ms_per_iter = 0;
   // In the link's units: from counters or a trace with a payload share (the
   // netns testbed), the bytes counted with the headers of every segment a
   // counted super-packet carries (link_bytes); without one, as counted. From

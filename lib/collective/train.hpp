@@ -64,7 +64,7 @@ struct TrainSummary {
   bool interrupted = false;
   // Over the recorded iterations, summed over the processes' own TCP
   // connections; none where no process counted.
-  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts, tcp_rwnd_limited_us;
   nlohmann::json to_json() const;
 };
 

@@ -30,7 +30,8 @@ std::string RankPart::encode() const {
                         {"wrong", wrong},
                         {"interrupted", interrupted},
                         {"tcp_retransmits", count(tcp_retransmits)},
-                        {"tcp_timeouts", count(tcp_timeouts)}}
+                        {"tcp_timeouts", count(tcp_timeouts)},
+                        {"tcp_rwnd_limited_us", count(tcp_rwnd_limited_us)}}
       .dump();
 }
 
@@ -43,7 +44,9 @@ RankPart RankPart::decode(const std::string& text) {
   p.bytes_per_iteration = j.at("bytes").get<std::uint64_t>();
   p.wrong = j.at("wrong").get<std::uint64_t>();
   p.interrupted = j.at("interrupted").get<bool>();
-  for (auto [key, count] : {std::pair{"tcp_retransmits", &p.tcp_retransmits}, {"tcp_timeouts", &p.tcp_timeouts}}) {
+  for (auto [key, count] : {std::pair{"tcp_retransmits", &p.tcp_retransmits},
+                            {"tcp_timeouts", &p.tcp_timeouts},
+                            {"tcp_rwnd_limited_us", &p.tcp_rwnd_limited_us}}) {
     if (!j.at(key).is_null()) *count = j.at(key).get<std::uint64_t>();
   }
   return p;
@@ -60,14 +63,15 @@ void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::in
   const TcpCounts counts = tcp.take();
   if (counts.connections > 0) {
     part.tcp_retransmits = part.tcp_retransmits.value_or(0) + counts.retransmits;
+    part.tcp_rwnd_limited_us = part.tcp_rwnd_limited_us.value_or(0) + counts.rwnd_limited_us;
     if (counts.timeouts) part.tcp_timeouts = part.tcp_timeouts.value_or(0) + *counts.timeouts;
   }
   if (writer == nullptr) return;
   for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
     const bool counted = i == 0 && counts.connections > 0;
     writer->write({job.first_rank() + i, iter, wall0_ns, wall1, iter_us, comm_us, bytes,
-                   counted ? std::optional(counts.retransmits) : std::nullopt,
-                   counted ? counts.timeouts : std::nullopt});
+                   counted ? std::optional(counts.retransmits) : std::nullopt, counted ? counts.timeouts : std::nullopt,
+                   counted ? std::optional(counts.rwnd_limited_us) : std::nullopt});
   }
 }
 
@@ -102,6 +106,7 @@ TrainSummary summarize(const ModelProfile& profile, const BucketPlan& plan, cons
     s.interrupted = s.interrupted || p.interrupted;
     if (p.tcp_retransmits) s.tcp_retransmits = s.tcp_retransmits.value_or(0) + *p.tcp_retransmits;
     if (p.tcp_timeouts) s.tcp_timeouts = s.tcp_timeouts.value_or(0) + *p.tcp_timeouts;
+    if (p.tcp_rwnd_limited_us) s.tcp_rwnd_limited_us = s.tcp_rwnd_limited_us.value_or(0) + *p.tcp_rwnd_limited_us;
   }
   s.iteration_ms = TimeStats::of(job_ms);
   s.comm_ms = TimeStats::of(comm);
@@ -130,7 +135,8 @@ nlohmann::json TrainSummary::to_json() const {
           {"wrong", wrong},
           {"interrupted", interrupted},
           {"tcp_retransmits", tcp_retransmits ? nlohmann::json(*tcp_retransmits) : nlohmann::json()},
-          {"tcp_timeouts", tcp_timeouts ? nlohmann::json(*tcp_timeouts) : nlohmann::json()}};
+          {"tcp_timeouts", tcp_timeouts ? nlohmann::json(*tcp_timeouts) : nlohmann::json()},
+          {"tcp_rwnd_limited_us", tcp_rwnd_limited_us ? nlohmann::json(*tcp_rwnd_limited_us) : nlohmann::json()}};
 }
 
 void print_train_summary(std::ostream& out, const TrainSummary& s) {
@@ -156,9 +162,11 @@ void print_train_summary(std::ostream& out, const TrainSummary& s) {
       "iteration time\n",
       format_bytes(s.demand_bytes), format_rate(demand_gbps * 1e9));
   if (s.tcp_retransmits) {
-    out << fmt::format("# TCP over the ranks' own connections: {} segments retransmitted, {} retransmission timeouts\n",
-                       *s.tcp_retransmits,
-                       s.tcp_timeouts ? std::to_string(*s.tcp_timeouts) : "uncounted (Linux before 6.7)");
+    out << fmt::format(
+        "# TCP over the ranks' own connections: {} segments retransmitted, {} retransmission timeouts, senders held "
+        "{:.1f} ms by receive windows\n",
+        *s.tcp_retransmits, s.tcp_timeouts ? std::to_string(*s.tcp_timeouts) : "uncounted (Linux before 6.7)",
+        static_cast<double>(s.tcp_rwnd_limited_us.value_or(0)) / 1e3);
   }
   out << fmt::format("# data check: {} wrong elements{}\n", s.wrong, s.wrong == 0 ? " (OK)" : " (FAILED)");
   if (s.interrupted) out << "# interrupted: stopped before the requested iterations\n";

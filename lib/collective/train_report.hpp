@@ -25,7 +25,7 @@ struct RankPart {
   bool interrupted = false;
   // The process's own TCP connections over the recorded iterations; none
   // where it had no TCP connection (timeouts: or a kernel before Linux 6.7).
-  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts, tcp_rwnd_limited_us;
   std::string encode() const;
   static RankPart decode(const std::string& text);
 };

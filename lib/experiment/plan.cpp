@@ -14,18 +14,24 @@ namespace xtk {
 
 std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir) {
   std::vector<StepPlan> steps;
+  // Every step, in every repetition, draws its own schedule: a repetition
+  // samples the cross traffic anew rather than replaying the same flows.
   std::uint32_t seed = static_cast<std::uint32_t>(config.seed);
-  for (const auto& model : config.training.models) {
-    const std::string name = read_model_totals(model).name;
-    // One zero-load baseline per model opens every profile's series.
-    steps.push_back({model, "none", 0, 0.0, fmt::format("{}/{}/none/step00", experiment_dir, name), seed++});
-    for (const auto& profile : config.cross_traffic.profiles) {
-      std::uint32_t index = 0;
-      for (double load : config.cross_traffic.loads) {
-        if (load <= 0) continue;  // the baseline already covers it
-        ++index;
-        steps.push_back({model, profile, index, load,
-                         fmt::format("{}/{}/{}/step{:02}", experiment_dir, name, profile, index), seed++});
+  for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
+    const std::string dir =
+        config.repetitions == 1 ? experiment_dir : fmt::format("{}/rep{}", experiment_dir, rep);
+    for (const auto& model : config.training.models) {
+      const std::string name = read_model_totals(model).name;
+      // One zero-load baseline per model opens every profile's series.
+      steps.push_back({model, "none", 0, 0.0, fmt::format("{}/{}/none/step00", dir, name), seed++});
+      for (const auto& profile : config.cross_traffic.profiles) {
+        std::uint32_t index = 0;
+        for (double load : config.cross_traffic.loads) {
+          if (load <= 0) continue;  // the baseline already covers it
+          ++index;
+          steps.push_back(
+              {model, profile, index, load, fmt::format("{}/{}/{}/step{:02}", dir, name, profile, index), seed++});
+        }
       }
     }
   }

@@ -1,5 +1,6 @@
 // The steps of an experiment: per model, one zero-load step, then every
-// cross-traffic profile at every load, each with its own step directory.
+// cross-traffic profile at every load, each with its own step directory and
+// schedule seed; with repetitions, all of it again under repK/ with new seeds.
 #pragma once
 
 #include <cstdint>

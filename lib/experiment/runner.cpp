@@ -89,11 +89,7 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
   DirectoryLock lock(dir);
   fs::copy_file(config.path, fs::path(dir) / "experiment.toml", fs::copy_options::overwrite_existing);
 
-  std::vector<StepPlan> steps;
-  for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
-    const std::string rep_dir = config.repetitions == 1 ? dir : fmt::format("{}/rep{}", dir, rep);
-    for (auto& s : plan_steps(config, rep_dir)) steps.push_back(std::move(s));
-  }
+  const std::vector<StepPlan> steps = plan_steps(config, dir);
   std::size_t kept = 0;
   if (!options.fresh) {
     for (const auto& s : steps) kept += step_status(s.dir) == "ok" ? 1 : 0;

@@ -11,7 +11,8 @@
 namespace xtk {
 
 namespace {
-constexpr std::string_view kColumns = "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts";
+constexpr std::string_view kColumns =
+    "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us";
 constexpr std::string_view kColumnsWithoutTcp = "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes";
 
 std::string count_text(const std::optional<std::uint64_t>& count) { return count ? std::to_string(*count) : ""; }
@@ -27,8 +28,9 @@ IterationWriter::IterationWriter(const std::string& path,
     : out_(path, "the iterations file", "xtk-iterations", header, kColumns) {}
 
 void IterationWriter::write(const IterationRecord& r) {
-  fmt::format_to(std::back_inserter(out_.buffer()), "{},{},{},{},{:.3f},{:.3f},{},{},{}\n", r.rank, r.iter, r.start_ns,
-                 r.end_ns, r.iter_us, r.comm_us, r.bytes, count_text(r.tcp_retransmits), count_text(r.tcp_timeouts));
+  fmt::format_to(std::back_inserter(out_.buffer()), "{},{},{},{},{:.3f},{:.3f},{},{},{},{}\n", r.rank, r.iter,
+                 r.start_ns, r.end_ns, r.iter_us, r.comm_us, r.bytes, count_text(r.tcp_retransmits),
+                 count_text(r.tcp_timeouts), count_text(r.tcp_rwnd_limited_us));
   out_.wrote();
 }
 
@@ -45,10 +47,11 @@ void read_iterations(std::string_view content, const std::string& source, std::u
     r.iter_us = csv.number_field(4, "iter_us");
     r.comm_us = csv.number_field(5, "comm_us");
     r.bytes = csv.unsigned_field(6, "bytes");
-    r.tcp_retransmits = r.tcp_timeouts = std::nullopt;
+    r.tcp_retransmits = r.tcp_timeouts = r.tcp_rwnd_limited_us = std::nullopt;
     if (csv.column_count() > 7) {
       r.tcp_retransmits = count_field(csv, 7, "tcp_retransmits");
       r.tcp_timeouts = count_field(csv, 8, "tcp_timeouts");
+      r.tcp_rwnd_limited_us = count_field(csv, 9, "tcp_rwnd_limited_us");
     }
     if (ranks > 0 && r.rank >= ranks) {
       csv.fail(fmt::format("rank {} is not below the job's {} ranks (\"ranks\" in run.json)", r.rank, ranks));

@@ -6,7 +6,7 @@
 //   # xtk-iterations
 //   # format_version=1
 //   # key=value ...                     (model, ranks, backend, ...)
-//   rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts
+//   rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us
 #pragma once
 
 #include <cstdint>
@@ -28,10 +28,12 @@ struct IterationRecord {
   double iter_us = 0;                     // CLOCK_MONOTONIC
   double comm_us = 0;
   std::uint64_t bytes = 0;  // bytes this rank sent in the iteration's all-reduces
-  // What the process's own TCP connections retransmitted in the iteration:
-  // segments, and timeouts. On a process's first rank only; none where not
-  // counted (files of before, kernels before Linux 6.7 for timeouts).
-  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts;
+  // What the process's own TCP connections counted in the iteration:
+  // segments retransmitted, retransmission timeouts, and the time their
+  // senders waited for the receivers' windows. On a process's first rank
+  // only; none where not counted (files of before, kernels before Linux 6.7
+  // for timeouts).
+  std::optional<std::uint64_t> tcp_retransmits, tcp_timeouts, tcp_rwnd_limited_us;
 };
 
 class IterationWriter {

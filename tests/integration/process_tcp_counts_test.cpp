@@ -63,6 +63,30 @@ TEST(ProcessTcpCounts, ConnectionsWithoutLossCountNone) {
   }
 }
 
+// Data it may not send: the peer reads nothing, so its window closes and the
+// sender's time limited by it grows while it waits.
+TEST(ProcessTcpCounts, AReceiverThatDoesNotReadLimitsTheSender) {
+  const Fd listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false);
+  std::string error;
+  const Fd client = connect_tcp_nonblocking(listening_address(listener), &error);
+  ASSERT_TRUE(client) << error;
+  Fd server;
+  for (int i = 0; i < 200 && !server; ++i) {
+    server = Fd(accept(listener.get(), nullptr, nullptr));
+    if (!server) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(server);
+  ProcessTcpCounts counts;
+  static char buffer[1 << 16];
+  while (send(client.get(), buffer, sizeof(buffer), MSG_DONTWAIT) > 0) {
+  }
+  std::this_thread::sleep_for(300ms);
+  const TcpCounts c = counts.take();
+  EXPECT_GE(c.rwnd_limited_us, 200'000u);
+  EXPECT_LE(c.rwnd_limited_us, 2'000'000u);
+  EXPECT_LT(counts.take().rwnd_limited_us, 100'000u) << "counted once, from the last call on";
+}
+
 TEST(ProcessTcpCounts, ASynDroppedByAFullListenerIsRetransmittedOnTimeout) {
   // Backlog 0 takes one connection; the kernel drops the SYNs after it.
   const Fd listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false, 0);

@@ -77,24 +77,26 @@ TEST(AnalysisFiles, IterationErrorsNameFileAndLine) {
                               [](const IterationRecord&) {});
             }),
             "it.csv:3: expected the column line "
-            "'rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts'");
+            "'rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us'");
   EXPECT_EQ(error_of([] {
               read_iterations("# xtk-iterations\n# format_version=1\n", "it.csv", 0, [](const IterationRecord&) {});
             }),
             "it.csv:2: no column line: the header must end with "
-            "'rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts'");
+            "'rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us'");
 }
 
 TEST(AnalysisFiles, IterationsWithTheRanksTcpCounts) {
   const std::string head =
       "# xtk-iterations\n# format_version=1\n"
-      "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts\n";
+      "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us\n";
   std::vector<IterationRecord> rows;
-  read_iterations(head + "0,0,100,8100,8000,3000,0,12,1\n1,0,100,8090,7990,2990,0,,\n0,1,8100,9000,900,0,0,0,\n",
-                  "it.csv", 2, [&](const IterationRecord& r) { rows.push_back(r); });
+  read_iterations(
+      head + "0,0,100,8100,8000,3000,0,12,1,900000\n1,0,100,8090,7990,2990,0,,,\n0,1,8100,9000,900,0,0,0,,0\n",
+      "it.csv", 2, [&](const IterationRecord& r) { rows.push_back(r); });
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].tcp_retransmits, 12u);
   EXPECT_EQ(rows[0].tcp_timeouts, 1u);
+  EXPECT_EQ(rows[0].tcp_rwnd_limited_us, 900000u);
   EXPECT_FALSE(rows[1].tcp_retransmits.has_value());
   EXPECT_FALSE(rows[1].tcp_timeouts.has_value());
   EXPECT_EQ(rows[2].tcp_retransmits, 0u);
@@ -102,11 +104,13 @@ TEST(AnalysisFiles, IterationsWithTheRanksTcpCounts) {
   const auto error = [&](const std::string& row) {
     return error_of([&] { read_iterations(head + row, "it.csv", 2, [](const IterationRecord&) {}); });
   };
-  EXPECT_EQ(error("0,0,100,8100,8000,3000,0,-1,0\n"), "it.csv:4: tcp_retransmits '-1' is not a non-negative integer");
-  EXPECT_EQ(error("0,0,100,8100,8000,3000,0,1,x\n"), "it.csv:4: tcp_timeouts 'x' is not a non-negative integer");
-  EXPECT_EQ(error("0,0,100,8100,8000,3000,0,1\n"),
-            "it.csv:4: 8 fields, expected 9 (columns: "
-            "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts)");
+  EXPECT_EQ(error("0,0,100,8100,8000,3000,0,-1,0,0\n"), "it.csv:4: tcp_retransmits '-1' is not a non-negative integer");
+  EXPECT_EQ(error("0,0,100,8100,8000,3000,0,1,x,0\n"), "it.csv:4: tcp_timeouts 'x' is not a non-negative integer");
+  EXPECT_EQ(error("0,0,100,8100,8000,3000,0,1,0,1.5\n"),
+            "it.csv:4: tcp_rwnd_limited_us '1.5' is not a non-negative integer");
+  EXPECT_EQ(error("0,0,100,8100,8000,3000,0,1,0\n"),
+            "it.csv:4: 9 fields, expected 10 (columns: "
+            "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us)");
 }
 
 TEST(AnalysisFiles, FlowRecordsAsXtkClientWritesThem) {

@@ -243,16 +243,16 @@ TEST(AnalysisLoad, RanksOwnTcpCountsReplaceTheHostsCounters) {
   const auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
   const std::string head =
       "# xtk-iterations\n# format_version=1\n"
-      "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts\n";
+      "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes,tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us\n";
   // Iteration 0 is warm-up (dropped): its 100 retransmissions do not count.
   write("iterations-0.csv", head +
-                                "0,0,0,1000000000,1000000.0,0.0,0,100,9\n"
-                                "0,1,1000000000,2000000000,1000000.0,0.0,0,4,1\n"
-                                "0,2,2000000000,3000000000,1000000.0,0.0,0,0,0\n");
+                                "0,0,0,1000000000,1000000.0,0.0,0,100,9,\n"
+                                "0,1,1000000000,2000000000,1000000.0,0.0,0,4,1,250000\n"
+                                "0,2,2000000000,3000000000,1000000.0,0.0,0,0,0,\n");
   write("iterations-1.csv", head +
-                                "1,0,0,1000000000,1000000.0,0.0,0,100,9\n"
-                                "1,1,1000000000,2000000000,1000000.0,0.0,0,2,0\n"
-                                "1,2,2000000000,3000000000,1000000.0,0.0,0,6,1\n");
+                                "1,0,0,1000000000,1000000.0,0.0,0,100,9,\n"
+                                "1,1,1000000000,2000000000,1000000.0,0.0,0,2,0,\n"
+                                "1,2,2000000000,3000000000,1000000.0,0.0,0,6,1,50000\n");
   std::string counters = kCounters;  // the host's: 1 retransmission and 1 timeout every half second
   for (int i = 0; i <= 8; ++i) {
     const long long t = i * 500'000'000LL;
@@ -269,18 +269,20 @@ TEST(AnalysisLoad, RanksOwnTcpCountsReplaceTheHostsCounters) {
   const auto step = load_step(read_step_info(dir.string()), options);
   EXPECT_NEAR(step.tcp_retransmits_per_iter, (4 + 0 + 2 + 6) / 2.0, 1e-9);
   EXPECT_NEAR(step.tcp_timeouts_per_iter, (1 + 0 + 0 + 1) / 2.0, 1e-9);
+  EXPECT_NEAR(step.tcp_rwnd_limited_ms_per_iter, (250 + 50) / 2.0, 1e-9);
   // Timeouts not counted by the ranks (a kernel before Linux 6.7): the host's.
   write("iterations-0.csv", head +
-                                "0,0,0,1000000000,1000000.0,0.0,0,100,\n"
-                                "0,1,1000000000,2000000000,1000000.0,0.0,0,4,\n"
-                                "0,2,2000000000,3000000000,1000000.0,0.0,0,0,\n");
+                                "0,0,0,1000000000,1000000.0,0.0,0,100,,\n"
+                                "0,1,1000000000,2000000000,1000000.0,0.0,0,4,,\n"
+                                "0,2,2000000000,3000000000,1000000.0,0.0,0,0,,\n");
   write("iterations-1.csv", head +
-                                "1,0,0,1000000000,1000000.0,0.0,0,,\n"
-                                "1,1,1000000000,2000000000,1000000.0,0.0,0,,\n"
-                                "1,2,2000000000,3000000000,1000000.0,0.0,0,,\n");
+                                "1,0,0,1000000000,1000000.0,0.0,0,,,\n"
+                                "1,1,1000000000,2000000000,1000000.0,0.0,0,,,\n"
+                                "1,2,2000000000,3000000000,1000000.0,0.0,0,,,\n");
   const auto host_timeouts = load_step(read_step_info(dir.string()), options);
   EXPECT_NEAR(host_timeouts.tcp_retransmits_per_iter, 4 / 2.0, 1e-9);
-  EXPECT_NEAR(host_timeouts.tcp_timeouts_per_iter, 2, 1e-9);  // 4 in the 2 s window [1 s, 3 s]
+  EXPECT_NEAR(host_timeouts.tcp_timeouts_per_iter, 2, 1e-9);            // 4 in the 2 s window [1 s, 3 s]
+  EXPECT_TRUE(std::isnan(host_timeouts.tcp_rwnd_limited_ms_per_iter));  // no host counter for it
   std::filesystem::remove_all(dir);
 }
 

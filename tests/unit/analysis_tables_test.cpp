@@ -272,9 +272,9 @@ TEST(AnalysisTables, FirstCongestedStepByItsMedian) {
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     if (line == "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes") {
-      line += ",tcp_retransmits,tcp_timeouts";
+      line += ",tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us";
     } else if (!line.empty() && line[0] != '#') {
-      line += line.rfind("0,4,", 0) == 0 ? ",3,1" : ",,";
+      line += line.rfind("0,4,", 0) == 0 ? ",3,1,0" : ",,,";
     }
     counted += line + "\n";
   }

@@ -160,6 +160,16 @@ TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
   EXPECT_DOUBLE_EQ(totals.params, 1579530);
   EXPECT_DOUBLE_EQ(totals.bytes_per_param, 4);
   EXPECT_DOUBLE_EQ(totals.compute_ms, 60);
+  // Seeds follow the plan from the config's; repetitions go on counting, so
+  // each draws new schedules.
+  for (std::size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i].seed, 1 + i);
+  c.repetitions = 2;
+  const auto twice = plan_steps(c, "exp");
+  ASSERT_EQ(twice.size(), 10u);
+  EXPECT_EQ(twice[0].dir, "exp/rep1/tiny-mlp/none/step00");
+  EXPECT_EQ(twice[9].dir, "exp/rep2/tiny-mlp/burst/step02");
+  EXPECT_EQ(twice[4].seed, 5u);
+  EXPECT_EQ(twice[9].seed, 10u);
 }
 
 // Every config shipped in configs/experiments loads and plans its steps: a

@@ -72,9 +72,10 @@ TEST_F(Formats, FlowRecordsRoundTripAsCsvAndJsonLines) {
 
 TEST_F(Formats, IterationsRoundTrip) {
   const std::vector<IterationRecord> written{
-      {0, 0, 1'764'000'000'000'000'000, 1'764'000'000'180'512'000, 180512.0, 63179.25, 8424160, 27, 1},
-      {1, 0, 1'764'000'000'000'000'100, 1'764'000'000'180'251'000, 180150.875, 0.0, 0, std::nullopt, std::nullopt},
-      {0, 3, 1'764'000'000'500'000'000, 1'764'000'000'680'000'000, 0.001, 0.0, 1, 0, std::nullopt}};
+      {0, 0, 1'764'000'000'000'000'000, 1'764'000'000'180'512'000, 180512.0, 63179.25, 8424160, 27, 1, 1500000},
+      {1, 0, 1'764'000'000'000'000'100, 1'764'000'000'180'251'000, 180150.875, 0.0, 0, std::nullopt, std::nullopt,
+       std::nullopt},
+      {0, 3, 1'764'000'000'500'000'000, 1'764'000'000'680'000'000, 0.001, 0.0, 1, 0, std::nullopt, 0}};
   {
     IterationWriter writer(path("it.csv"), {{"model", "tiny-mlp"}, {"ranks", "2"}});
     for (const auto& r : written) writer.write(r);
@@ -93,6 +94,7 @@ TEST_F(Formats, IterationsRoundTrip) {
     EXPECT_EQ(read[i].bytes, written[i].bytes);
     EXPECT_EQ(read[i].tcp_retransmits, written[i].tcp_retransmits);
     EXPECT_EQ(read[i].tcp_timeouts, written[i].tcp_timeouts);
+    EXPECT_EQ(read[i].tcp_rwnd_limited_us, written[i].tcp_rwnd_limited_us);
   }
 }
 

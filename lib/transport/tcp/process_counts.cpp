@@ -24,6 +24,7 @@ constexpr std::size_t kInfoBytes = kTotalRtoOffset + 8;  // through tcpi_total_r
 
 struct Reading {
   std::uint32_t retransmits = 0;
+  std::uint64_t rwnd_limited_us = 0;
   std::optional<std::uint16_t> timeouts;
 };
 
@@ -32,8 +33,10 @@ bool read_socket(int fd, Reading& out) {
   unsigned char info[kInfoBytes] = {};
   socklen_t length = sizeof(info);
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &length) != 0) return false;
-  if (length < offsetof(tcp_info, tcpi_total_retrans) + sizeof(std::uint32_t)) return false;
+  // Every field read here but the timeouts is in kernels since Linux 4.10.
+  if (length < offsetof(tcp_info, tcpi_rwnd_limited) + sizeof(std::uint64_t)) return false;
   std::memcpy(&out.retransmits, info + offsetof(tcp_info, tcpi_total_retrans), sizeof(std::uint32_t));
+  std::memcpy(&out.rwnd_limited_us, info + offsetof(tcp_info, tcpi_rwnd_limited), sizeof(std::uint64_t));
   out.timeouts.reset();
   if (length >= kTotalRtoOffset + sizeof(std::uint16_t)) {
     std::uint16_t rto = 0;
@@ -64,8 +67,10 @@ TcpCounts ProcessTcpCounts::take() {
     if (const auto it = last_.find(st.st_ino); it != last_.end()) before = it->second;
     // Unsigned differences: the kernel's totals wrap.
     counts.retransmits += static_cast<std::uint32_t>(r.retransmits - before.retransmits);
+    counts.rwnd_limited_us += r.rwnd_limited_us - before.rwnd_limited_us;
     Totals& total = now[st.st_ino];
     total.retransmits = r.retransmits;
+    total.rwnd_limited_us = r.rwnd_limited_us;
     if (r.timeouts) {
       counts.timeouts = counts.timeouts.value_or(0) + static_cast<std::uint16_t>(*r.timeouts - before.timeouts);
       total.timeouts = *r.timeouts;

@@ -19,8 +19,13 @@ struct TcpCounts {
   std::size_t connections = 0;    // TCP sockets read
   std::uint64_t retransmits = 0;  // segments sent again (tcpi_total_retrans)
   // Retransmission timeouts, SYN's included (tcpi_total_rto): only kernels
-  // from Linux 6.7 count them.
+  // from Linux 6.7 count them. The kernel counts none while the peer's
+  // window is zero (its timer then probes the window).
   std::optional<std::uint64_t> timeouts;
+  // Time a sender had data it could not send for want of the receiver's
+  // window (tcpi_rwnd_limited), summed over the sockets: a slow reader, or a
+  // stalled one.
+  std::uint64_t rwnd_limited_us = 0;
 };
 
 class ProcessTcpCounts {
@@ -35,6 +40,7 @@ class ProcessTcpCounts {
   struct Totals {
     std::uint32_t retransmits = 0;
     std::uint16_t timeouts = 0;
+    std::uint64_t rwnd_limited_us = 0;
   };
   std::unordered_map<ino_t, Totals> last_;  // by socket inode: a closed fd's number is reused
 };
