@@ -36,54 +36,55 @@ SocketAddress listening_address(const Fd& listener) {
   return a;
 }
 
+// A loopback connection, both ends (empty ones where it failed).
+struct Connection {
+  Fd listener, client, server;
+};
+Connection connect_over_loopback() {
+  Connection c;
+  c.listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false);
+  std::string error;
+  c.client = connect_tcp_nonblocking(listening_address(c.listener), &error);
+  EXPECT_TRUE(c.client) << error;
+  for (int i = 0; i < 200 && c.client && !c.server; ++i) {
+    c.server = Fd(accept(c.listener.get(), nullptr, nullptr));
+    if (!c.server) std::this_thread::sleep_for(5ms);
+  }
+  return c;
+}
+
 TEST(ProcessTcpCounts, ConnectionsWithoutLossCountNone) {
   ProcessTcpCounts counts;
-  const Fd listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false);
-  std::string error;
-  const Fd client = connect_tcp_nonblocking(listening_address(listener), &error);
-  ASSERT_TRUE(client) << error;
-  Fd server;
-  for (int i = 0; i < 200 && !server; ++i) {
-    server = Fd(accept(listener.get(), nullptr, nullptr));
-    if (!server) std::this_thread::sleep_for(5ms);
-  }
-  ASSERT_TRUE(server);
+  const Connection c = connect_over_loopback();
+  ASSERT_TRUE(c.client && c.server);
   char buffer[4096] = {};
   std::size_t got = 0;
   for (int i = 0; i < 200 && got < 1 << 20; ++i) {
-    (void)send(client.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
-    const ssize_t n = recv(server.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+    (void)send(c.client.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
+    const ssize_t n = recv(c.server.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n > 0) got += static_cast<std::size_t>(n);
   }
-  const TcpCounts c = counts.take();
-  EXPECT_GE(c.connections, 3u);  // the listener, the client and the accepted end
-  EXPECT_EQ(c.retransmits, 0u);
+  const TcpCounts n = counts.take();
+  EXPECT_GE(n.connections, 3u);  // the listener, the client and the accepted end
+  EXPECT_EQ(n.retransmits, 0u);
   if (kernel_counts_timeouts()) {
-    EXPECT_EQ(c.timeouts, 0u);
+    EXPECT_EQ(n.timeouts, 0u);
   }
 }
 
 // Data it may not send: the peer reads nothing, so its window closes and the
 // sender's time limited by it grows while it waits.
 TEST(ProcessTcpCounts, AReceiverThatDoesNotReadLimitsTheSender) {
-  const Fd listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false);
-  std::string error;
-  const Fd client = connect_tcp_nonblocking(listening_address(listener), &error);
-  ASSERT_TRUE(client) << error;
-  Fd server;
-  for (int i = 0; i < 200 && !server; ++i) {
-    server = Fd(accept(listener.get(), nullptr, nullptr));
-    if (!server) std::this_thread::sleep_for(5ms);
-  }
-  ASSERT_TRUE(server);
+  const Connection c = connect_over_loopback();
+  ASSERT_TRUE(c.client && c.server);
   ProcessTcpCounts counts;
   static char buffer[1 << 16];
-  while (send(client.get(), buffer, sizeof(buffer), MSG_DONTWAIT) > 0) {
+  while (send(c.client.get(), buffer, sizeof(buffer), MSG_DONTWAIT) > 0) {
   }
   std::this_thread::sleep_for(300ms);
-  const TcpCounts c = counts.take();
-  EXPECT_GE(c.rwnd_limited_us, 200'000u);
-  EXPECT_LE(c.rwnd_limited_us, 2'000'000u);
+  const TcpCounts n = counts.take();
+  EXPECT_GE(n.rwnd_limited_us, 200'000u);
+  EXPECT_LE(n.rwnd_limited_us, 2'000'000u);
   EXPECT_LT(counts.take().rwnd_limited_us, 100'000u) << "counted once, from the last call on";
 }
 
