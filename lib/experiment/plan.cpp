@@ -18,8 +18,7 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
   // samples the cross traffic anew rather than replaying the same flows.
   std::uint32_t seed = static_cast<std::uint32_t>(config.seed);
   for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
-    const std::string dir =
-        config.repetitions == 1 ? experiment_dir : fmt::format("{}/rep{}", experiment_dir, rep);
+    const std::string dir = repetition_dir(config, experiment_dir, rep);
     for (const auto& model : config.training.models) {
       const std::string name = read_model_totals(model).name;
       // One zero-load baseline per model opens every profile's series.
@@ -36,6 +35,10 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
     }
   }
   return steps;
+}
+
+std::string repetition_dir(const ExperimentConfig& config, const std::string& experiment_dir, std::uint32_t rep) {
+  return config.repetitions == 1 ? experiment_dir : fmt::format("{}/rep{}", experiment_dir, rep);
 }
 
 ModelTotals read_model_totals(const std::string& model) {

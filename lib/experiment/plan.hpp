@@ -21,6 +21,9 @@ struct StepPlan {
 };
 
 std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir);
+// Where repetition `rep` (from 1) of the experiment lives: the experiment's
+// directory itself when there is one repetition, else its repK/.
+std::string repetition_dir(const ExperimentConfig& config, const std::string& experiment_dir, std::uint32_t rep);
 
 // A model profile's totals (docs/collective.md), for run.json: the name the
 // tables show, P and the bytes per exchanged element.

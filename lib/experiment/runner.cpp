@@ -131,15 +131,24 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
       out.flush();
     }
   }
-  if (options.analyze) {
-    const auto tables = run_command(tables_command(dir, dir + "/tables"), std::chrono::minutes(5));
+  // Each repetition is an experiment of its own (its steps repeat the same
+  // series): its tables and figures go under its directory.
+  for (std::uint32_t rep = 1; options.analyze && rep <= config.repetitions; ++rep) {
+    const std::string rep_dir = repetition_dir(config, dir, rep);
+    if (config.repetitions > 1) out << fmt::format("\n# repetition {}: {}", rep, rep_dir);
+    const auto tables = run_command(tables_command(rep_dir, rep_dir + "/tables"), std::chrono::minutes(5));
     out << "\n" << tables.output;
     if (!tables.ok()) {
-      out << "# xtk-analyze tables failed: the step directories are intact; rerun it by hand\n";
+      out << fmt::format("# xtk-analyze tables {} failed: the step directories are intact; rerun it by hand\n",
+                         rep_dir);
       status = 1;
-    } else {
-      draw_plots(dir, steps, out);
+      continue;
     }
+    std::vector<StepPlan> rep_steps;
+    for (const auto& s : steps) {
+      if (s.dir.rfind(rep_dir + "/", 0) == 0) rep_steps.push_back(s);
+    }
+    draw_plots(rep_dir, rep_steps, out);
   }
   return status;
 }

@@ -124,6 +124,38 @@ TEST_F(Experiment, TwoStepsCompleteWithEveryFile) {
       << "testbed " << testbed << " left behind";
 }
 
+// Two repetitions: each its own schedules (new seeds, so new flows) and its
+// own tables; the experiment's directory holds no steps of its own.
+TEST_F(Experiment, RepetitionsDrawNewSchedulesAndEachHasItsTables) {
+  std::string cfg = config("0, 0.5", 2);
+  {
+    std::ifstream in(cfg);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string edited = text.str();
+    edited.replace(edited.find("[training]"), 0, "repetitions = 2\n");
+    std::ofstream(cfg) << edited;
+  }
+  const auto result = run_command(xtk_run(cfg), 300s);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  std::vector<std::string> schedules;
+  for (const char* rep : {"rep1", "rep2"}) {
+    const fs::path loaded = fs::path(exp()) / rep / "tiny-mlp/consistent/step01";
+    EXPECT_EQ(run_json(loaded)["status"], "ok") << rep;
+    EXPECT_TRUE(fs::exists(fs::path(exp()) / rep / "tables" / "iteration_time.csv")) << rep;
+    std::ifstream in(loaded / "schedule.csv");
+    std::stringstream text;
+    text << in.rdbuf();
+    schedules.push_back(text.str());
+  }
+  EXPECT_NE(schedules[0].find("# seed=2\n"), std::string::npos);
+  EXPECT_NE(schedules[1].find("# seed=4\n"), std::string::npos);
+  const auto rows = [](const std::string& schedule) { return schedule.substr(schedule.find("\n0,")); };
+  EXPECT_NE(rows(schedules[0]).substr(0, 200), rows(schedules[1]).substr(0, 200)) << "the same flows twice";
+  EXPECT_FALSE(fs::exists(fs::path(exp()) / "tables"));
+  EXPECT_NE(result.output.find("# repetition 2: "), std::string::npos) << result.output;
+}
+
 TEST_F(Experiment, InterruptedRunResumesToACompleteDirectory) {
   const auto cfg = config("0, 0.3, 0.6", 6);
   {
