@@ -337,9 +337,17 @@ Experiment load_experiment(const std::string& dir, const TablesOptions& options)
     for (std::size_t j = 0; j < i; ++j) {
       const auto &a = infos[i], &b = infos[j];
       if (a.model == b.model && a.profile == b.profile && a.step == b.step) {
-        throw InputError(a.run_json, 0,
-                         fmt::format("step {} of {} / {} is also {}: each step of a series has its own index", a.step,
-                                     a.model, a.profile, b.run_json));
+        // xtk-run's repetitions repeat every series, each under its repK/.
+        const bool repetitions = std::filesystem::is_directory(std::filesystem::path(dir) / "rep1") &&
+                                 std::filesystem::is_directory(std::filesystem::path(dir) / "rep2");
+        throw InputError(
+            a.run_json, 0,
+            fmt::format("step {} of {} / {} is also {}: each step of a series has its own index{}", a.step, a.model,
+                        a.profile, b.run_json,
+                        repetitions ? fmt::format(" (each repetition is an experiment of its own: give {}/rep1, "
+                                                  "then {}/rep2, ...)",
+                                                  dir, dir)
+                                    : ""));
       }
     }
   }

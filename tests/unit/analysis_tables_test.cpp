@@ -344,6 +344,19 @@ TEST_F(BrokenExperiment, DuplicateStepIndex) {
                 (dir_ / "toy-consistent-01/run.json").string() + ": each step of a series has its own index");
 }
 
+TEST_F(BrokenExperiment, RepetitionsAreAnalyzedOneAtATime) {
+  for (const char* rep : {"rep1", "rep2"}) {
+    fs::create_directories(dir_ / rep);
+    fs::copy(dir_ / "toy-consistent-01", dir_ / rep / "toy-consistent-01", fs::copy_options::recursive);
+  }
+  EXPECT_NE(error_of(dir_.string())
+                .find(": each step of a series has its own index (each repetition is an experiment "
+                      "of its own: give " +
+                      dir_.string() + "/rep1, then " + dir_.string() + "/rep2, ...)"),
+            std::string::npos)
+      << error_of(dir_.string());
+}
+
 TEST_F(BrokenExperiment, UnknownModelNeedsParams) {
   for (const char* s : {"toy-none-00", "toy-consistent-01"}) {
     edit(std::string(s) + "/run.json", "\"params\": 1000000,", "");
