@@ -19,19 +19,27 @@ std::vector<double> in_ms(const std::vector<double>& us) {
   return ms;
 }
 
+// A count that may be absent: null in JSON.
+nlohmann::json nullable(const std::optional<std::uint64_t>& count) {
+  return count ? nlohmann::json(*count) : nlohmann::json();
+}
+
+void add_to(std::optional<std::uint64_t>& total, const std::optional<std::uint64_t>& count) {
+  if (count) total = total.value_or(0) + *count;
+}
+
 }  // namespace
 
 std::string RankPart::encode() const {
-  const auto count = [](const std::optional<std::uint64_t>& c) { return c ? nlohmann::json(*c) : nlohmann::json(); };
   return nlohmann::json{{"iter_us", iter_us},
                         {"comm_us", comm_us},
                         {"exposed_us", exposed_us},
                         {"bytes", bytes_per_iteration},
                         {"wrong", wrong},
                         {"interrupted", interrupted},
-                        {"tcp_retransmits", count(tcp_retransmits)},
-                        {"tcp_timeouts", count(tcp_timeouts)},
-                        {"tcp_rwnd_limited_us", count(tcp_rwnd_limited_us)}}
+                        {"tcp_retransmits", nullable(tcp_retransmits)},
+                        {"tcp_timeouts", nullable(tcp_timeouts)},
+                        {"tcp_rwnd_limited_us", nullable(tcp_rwnd_limited_us)}}
       .dump();
 }
 
@@ -62,9 +70,9 @@ void record_iteration(const IterationTiming& timing, std::uint64_t iter, std::in
   part.exposed_us.push_back(static_cast<double>(timing.exposed_ns) / 1e3);
   const TcpCounts counts = tcp.take();
   if (counts.connections > 0) {
-    part.tcp_retransmits = part.tcp_retransmits.value_or(0) + counts.retransmits;
-    part.tcp_rwnd_limited_us = part.tcp_rwnd_limited_us.value_or(0) + counts.rwnd_limited_us;
-    if (counts.timeouts) part.tcp_timeouts = part.tcp_timeouts.value_or(0) + *counts.timeouts;
+    add_to(part.tcp_retransmits, counts.retransmits);
+    add_to(part.tcp_timeouts, counts.timeouts);
+    add_to(part.tcp_rwnd_limited_us, counts.rwnd_limited_us);
   }
   if (writer == nullptr) return;
   for (std::uint32_t i = 0; i < job.ranks_per_process(); ++i) {
@@ -104,9 +112,9 @@ TrainSummary summarize(const ModelProfile& profile, const BucketPlan& plan, cons
     sent += static_cast<double>(p.bytes_per_iteration) * static_cast<double>(p.comm_us.size());
     s.wrong += p.wrong;
     s.interrupted = s.interrupted || p.interrupted;
-    if (p.tcp_retransmits) s.tcp_retransmits = s.tcp_retransmits.value_or(0) + *p.tcp_retransmits;
-    if (p.tcp_timeouts) s.tcp_timeouts = s.tcp_timeouts.value_or(0) + *p.tcp_timeouts;
-    if (p.tcp_rwnd_limited_us) s.tcp_rwnd_limited_us = s.tcp_rwnd_limited_us.value_or(0) + *p.tcp_rwnd_limited_us;
+    add_to(s.tcp_retransmits, p.tcp_retransmits);
+    add_to(s.tcp_timeouts, p.tcp_timeouts);
+    add_to(s.tcp_rwnd_limited_us, p.tcp_rwnd_limited_us);
   }
   s.iteration_ms = TimeStats::of(job_ms);
   s.comm_ms = TimeStats::of(comm);
@@ -134,9 +142,9 @@ nlohmann::json TrainSummary::to_json() const {
           {"demand_gbps", iteration_ms.mean > 0 ? demand_bytes * 8 / (iteration_ms.mean / 1e3) / 1e9 : 0.0},
           {"wrong", wrong},
           {"interrupted", interrupted},
-          {"tcp_retransmits", tcp_retransmits ? nlohmann::json(*tcp_retransmits) : nlohmann::json()},
-          {"tcp_timeouts", tcp_timeouts ? nlohmann::json(*tcp_timeouts) : nlohmann::json()},
-          {"tcp_rwnd_limited_us", tcp_rwnd_limited_us ? nlohmann::json(*tcp_rwnd_limited_us) : nlohmann::json()}};
+          {"tcp_retransmits", nullable(tcp_retransmits)},
+          {"tcp_timeouts", nullable(tcp_timeouts)},
+          {"tcp_rwnd_limited_us", nullable(tcp_rwnd_limited_us)}};
 }
 
 void print_train_summary(std::ostream& out, const TrainSummary& s) {
