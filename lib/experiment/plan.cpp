@@ -17,19 +17,21 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
   // Every step, in every repetition, draws its own schedule: a repetition
   // samples the cross traffic anew rather than replaying the same flows.
   std::uint32_t seed = static_cast<std::uint32_t>(config.seed);
+  std::vector<std::string> names;  // the models' names, as the step directories use them
+  for (const auto& model : config.training.models) names.push_back(read_model_totals(model).name);
   for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
     const std::string dir = repetition_dir(config, experiment_dir, rep);
-    for (const auto& model : config.training.models) {
-      const std::string name = read_model_totals(model).name;
+    for (std::size_t m = 0; m < names.size(); ++m) {
+      const std::string& model = config.training.models[m];
       // One zero-load baseline per model opens every profile's series.
-      steps.push_back({model, "none", 0, 0.0, fmt::format("{}/{}/none/step00", dir, name), seed++});
+      steps.push_back({model, "none", 0, 0.0, fmt::format("{}/{}/none/step00", dir, names[m]), seed++, rep});
       for (const auto& profile : config.cross_traffic.profiles) {
         std::uint32_t index = 0;
         for (double load : config.cross_traffic.loads) {
           if (load <= 0) continue;  // the baseline already covers it
           ++index;
-          steps.push_back(
-              {model, profile, index, load, fmt::format("{}/{}/{}/step{:02}", dir, name, profile, index), seed++});
+          steps.push_back({model, profile, index, load,
+                           fmt::format("{}/{}/{}/step{:02}", dir, names[m], profile, index), seed++, rep});
         }
       }
     }

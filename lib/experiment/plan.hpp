@@ -18,6 +18,7 @@ struct StepPlan {
   double load_share = 0;   // of the bottleneck link
   std::string dir;         // the step directory
   std::uint32_t seed = 0;  // of its schedule
+  std::uint32_t repetition = 1;
 };
 
 std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir);

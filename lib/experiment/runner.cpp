@@ -146,7 +146,7 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
     }
     std::vector<StepPlan> rep_steps;
     for (const auto& s : steps) {
-      if (s.dir.rfind(rep_dir + "/", 0) == 0) rep_steps.push_back(s);
+      if (s.repetition == rep) rep_steps.push_back(s);
     }
     draw_plots(rep_dir, rep_steps, out);
   }

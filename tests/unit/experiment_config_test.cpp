@@ -170,6 +170,8 @@ TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
   EXPECT_EQ(twice[9].dir, "exp/rep2/tiny-mlp/burst/step02");
   EXPECT_EQ(twice[4].seed, 5u);
   EXPECT_EQ(twice[9].seed, 10u);
+  EXPECT_EQ(twice[4].repetition, 1u);
+  EXPECT_EQ(twice[5].repetition, 2u);
 }
 
 // Every config shipped in configs/experiments loads and plans its steps: a
