@@ -345,8 +345,8 @@ Experiment load_experiment(const std::string& dir, const TablesOptions& options)
             fmt::format("step {} of {} / {} is also {}: each step of a series has its own index{}", a.step, a.model,
                         a.profile, b.run_json,
                         repetitions ? fmt::format(" (each repetition is an experiment of its own: give {}/rep1, "
-                                                  "then {}/rep2, ...)",
-                                                  dir, dir)
+                                                  "then {}/rep2, ...; xtk-analyze spread {}/rep* reads them all)",
+                                                  dir, dir, dir)
                                     : ""));
       }
     }

@@ -23,6 +23,36 @@ double parse_fit_n(const std::string& text) {
   throw UsageError(fmt::format("--fit-n: '{}' is not auto, 1, 0.5 or 2", text));
 }
 
+void add_method_flags(CLI::App& app, MethodFlags& f) {
+  app.add_option("--warmup", f.warmup, "iterations dropped from the start of each rank")->capture_default_str();
+  app.add_option("--flat-tolerance", f.flat_tolerance,
+                 "congestion point: a step leaves the flat region this far above the flat line")
+      ->capture_default_str();
+  app.add_option("--tangent-points", f.tangent_points,
+                 "congestion point: congested steps the tangent goes through at least (more while they span less "
+                 "than half the median load step, or the line falls or meets the flat line inside the flat region)")
+      ->capture_default_str();
+  app.add_option("--models", f.models, "model table (default configs/models/params.csv)");
+}
+
+void add_method_arguments(Arguments& a, const MethodFlags& f) {
+  const MethodFlags d;
+  a.option("--warmup", f.warmup, d.warmup)
+      .option("--flat-tolerance", f.flat_tolerance, d.flat_tolerance)
+      .option("--tangent-points", f.tangent_points, d.tangent_points)
+      .option("--models", f.models, d.models);
+}
+
+TablesOptions method_options(const MethodFlags& f) {
+  TablesOptions options;
+  options.step.warmup = f.warmup;
+  options.congestion.flat_tolerance = parse_flag("--flat-tolerance", f.flat_tolerance, parse_share);
+  if (f.tangent_points < 2) throw UsageError("--tangent-points: a tangent needs 2 points or more");
+  options.congestion.tangent_points = f.tangent_points;
+  options.models_file = f.models;
+  return options;
+}
+
 }  // namespace
 
 void add_flags(CLI::App& app, TablesFlags& f) {
@@ -32,19 +62,11 @@ void add_flags(CLI::App& app, TablesFlags& f) {
   app.add_option("--table", f.only,
                  "only these tables (repeat or comma-separate): " + fmt::format("{}", fmt::join(table_names(), ", ")))
       ->delimiter(',');
-  app.add_option("--warmup", f.warmup, "iterations dropped from the start of each rank")->capture_default_str();
-  app.add_option("--flat-tolerance", f.flat_tolerance,
-                 "congestion point: a step leaves the flat region this far above the flat line")
-      ->capture_default_str();
-  app.add_option("--tangent-points", f.tangent_points,
-                 "congestion point: congested steps the tangent goes through at least (more while they span less "
-                 "than half the median load step, or the line falls or meets the flat line inside the flat region)")
-      ->capture_default_str();
+  add_method_flags(app, f.method);
   app.add_option("--fit-n", f.fit_n, "fit exponent n: auto (best R^2 of 1, 0.5, 2) or one of them")
       ->capture_default_str();
   app.add_option("--light", f.light, "light cross-traffic level (share of the bottleneck)")->capture_default_str();
   app.add_option("--heavy", f.heavy, "heavy cross-traffic level")->capture_default_str();
-  app.add_option("--models", f.models, "model table (default configs/models/params.csv)");
 }
 
 std::vector<std::string> to_arguments(const TablesFlags& f) {
@@ -52,27 +74,19 @@ std::vector<std::string> to_arguments(const TablesFlags& f) {
   Arguments a;
   a.word("tables").word(f.dir);
   add_arguments(a, f.out);
-  return a.each("--table", f.only)
-      .option("--warmup", f.warmup, d.warmup)
-      .option("--flat-tolerance", f.flat_tolerance, d.flat_tolerance)
-      .option("--tangent-points", f.tangent_points, d.tangent_points)
-      .option("--fit-n", f.fit_n, d.fit_n)
+  a.each("--table", f.only);
+  add_method_arguments(a, f.method);
+  return a.option("--fit-n", f.fit_n, d.fit_n)
       .option("--light", f.light, d.light)
       .option("--heavy", f.heavy, d.heavy)
-      .option("--models", f.models, d.models)
       .list();
 }
 
 TablesOptions to_options(const TablesFlags& f) {
-  TablesOptions options;
-  options.step.warmup = f.warmup;
-  options.congestion.flat_tolerance = parse_flag("--flat-tolerance", f.flat_tolerance, parse_share);
-  if (f.tangent_points < 2) throw UsageError("--tangent-points: a tangent needs 2 points or more");
-  options.congestion.tangent_points = f.tangent_points;
+  TablesOptions options = method_options(f.method);
   if (const double n = parse_fit_n(f.fit_n); n > 0) options.fit_n = n;
   options.light = parse_flag("--light", f.light, parse_share);
   options.heavy = parse_flag("--heavy", f.heavy, parse_share);
-  options.models_file = f.models;
   const auto names = table_names();
   for (const auto& name : f.only) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
@@ -80,6 +94,34 @@ TablesOptions to_options(const TablesFlags& f) {
     }
   }
   return options;
+}
+
+void add_flags(CLI::App& app, SpreadFlags& f) {
+  app.add_option("runs", f.dirs,
+                 "two or more runs of one experiment, each an experiment directory (an experiment's repK/, or "
+                 "runs with other seeds)")
+      ->required();
+  add_flags(app, f.out);
+  add_method_flags(app, f.method);
+}
+
+std::vector<std::string> to_arguments(const SpreadFlags& f) {
+  Arguments a;
+  a.word("spread");
+  for (const auto& dir : f.dirs) a.word(dir);
+  add_arguments(a, f.out);
+  add_method_arguments(a, f.method);
+  return a.list();
+}
+
+TablesOptions to_options(const SpreadFlags& f) {
+  if (f.dirs.size() < 2) {
+    throw UsageError(
+        fmt::format("spread: {} run given; give two or more (one run's point is table 3 of "
+                    "xtk-analyze tables {})",
+                    f.dirs.size(), f.dirs.empty() ? "DIR" : f.dirs.front()));
+  }
+  return method_options(f.method);
 }
 
 }  // namespace xtk::analysis

@@ -1,7 +1,8 @@
-// `xtk-analyze tables`' command line, defined once: the flags as a user types
-// them, their registration with CLI11 (the tool parses with it), their
-// conversion into TablesOptions, and the argv a launcher (xtk-run) renders.
-// tests/unit/command_lines_test.cpp round-trips flags -> argv -> flags.
+// `xtk-analyze tables` and `xtk-analyze spread` command lines, defined once:
+// the flags as a user types them, their registration with CLI11 (the tool
+// parses with it), their conversion into TablesOptions, and the argv a
+// launcher (xtk-run) renders. tests/unit/command_lines_test.cpp round-trips
+// flags -> argv -> flags.
 #pragma once
 
 #include <cstdint>
@@ -17,15 +18,31 @@ class App;
 
 namespace xtk::analysis {
 
+// How a step and a series are read: the flags both subcommands take.
+struct MethodFlags {
+  std::uint64_t warmup = 0;
+  std::string flat_tolerance = "5%", models;
+  std::size_t tangent_points = 2;
+
+  bool operator==(const MethodFlags&) const = default;
+};
+
 struct TablesFlags {
   std::string dir;
   OutputFlags out;
   std::vector<std::string> only;
-  std::uint64_t warmup = 0;
-  std::string flat_tolerance = "5%", light = "30%", heavy = "80%", fit_n = "auto", models;
-  std::size_t tangent_points = 2;
+  MethodFlags method;
+  std::string light = "30%", heavy = "80%", fit_n = "auto";
 
   bool operator==(const TablesFlags&) const = default;
+};
+
+struct SpreadFlags {
+  std::vector<std::string> dirs;  // two or more runs
+  OutputFlags out;
+  MethodFlags method;
+
+  bool operator==(const SpreadFlags&) const = default;
 };
 
 // On the `tables` subcommand.
@@ -34,5 +51,12 @@ void add_flags(CLI::App& tables, TablesFlags& flags);
 std::vector<std::string> to_arguments(const TablesFlags& flags);
 // Throws UsageError naming the flag (an unknown --table included).
 TablesOptions to_options(const TablesFlags& flags);
+
+// On the `spread` subcommand.
+void add_flags(CLI::App& spread, SpreadFlags& flags);
+// "spread DIR DIR ...".
+std::vector<std::string> to_arguments(const SpreadFlags& flags);
+// Throws UsageError naming the flag, or on fewer than two runs.
+TablesOptions to_options(const SpreadFlags& flags);
 
 }  // namespace xtk::analysis

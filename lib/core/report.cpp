@@ -16,6 +16,13 @@ void Table::add_row(std::vector<Cell> row) {
   rows_.push_back(std::move(row));
 }
 
+const Cell& Table::at(std::size_t row, std::string_view column) const {
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    if (columns_[c].name == column) return rows_.at(row)[c];
+  }
+  throw std::logic_error(fmt::format("table has no column '{}'", column));
+}
+
 std::string Table::text(const Cell& cell, const Column& column) const {
   return std::visit(
       [&](const auto& v) -> std::string {

@@ -29,6 +29,9 @@ class Table {
   explicit Table(std::vector<Column> columns);
   void add_row(std::vector<Cell> row);  // throws std::logic_error on a width mismatch
   std::size_t rows() const { return rows_.size(); }
+  // A cell by row and column name, for a table built on another's figures;
+  // throws std::logic_error on a column the table does not have.
+  const Cell& at(std::size_t row, std::string_view column) const;
 
   void print(std::ostream& out) const;      // aligned, '#'-prefixed header line
   void write_csv(std::ostream& out) const;  // header line then rows (text quoted as append_csv_field does)

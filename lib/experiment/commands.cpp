@@ -111,6 +111,13 @@ std::vector<std::string> tables_command(const std::string& dir, const std::strin
   return tool_command("xtk-analyze", to_arguments(f));
 }
 
+std::vector<std::string> spread_command(const std::vector<std::string>& runs, const std::string& csv_dir) {
+  analysis::SpreadFlags f;
+  f.dirs = runs;
+  f.out.dir = csv_dir;
+  return tool_command("xtk-analyze", to_arguments(f));
+}
+
 std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepPlan& step, const std::string& src,
                                           const std::string& dst, const std::string& out) {
   GenFlags f;

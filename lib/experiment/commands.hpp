@@ -38,6 +38,8 @@ std::vector<std::string> capture_command(const std::string& interface, const std
 
 // xtk-analyze's tables of experiment `dir`, as CSV under `csv_dir`.
 std::vector<std::string> tables_command(const std::string& dir, const std::string& csv_dir);
+// xtk-analyze's congestion point over the repetitions `runs`, as CSV under `csv_dir`.
+std::vector<std::string> spread_command(const std::vector<std::string>& runs, const std::string& csv_dir);
 
 // xtk-gen writing the step's schedule from `src` to `dst` into `out`, long
 // enough for any step (the client is stopped when training ends).

@@ -131,10 +131,13 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
       out.flush();
     }
   }
+  if (!options.analyze) return status;
   // Each repetition is an experiment of its own (its steps repeat the same
   // series): its tables and figures go under its directory.
-  for (std::uint32_t rep = 1; options.analyze && rep <= config.repetitions; ++rep) {
+  std::vector<std::string> rep_dirs;
+  for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
     const std::string rep_dir = repetition_dir(config, dir, rep);
+    rep_dirs.push_back(rep_dir);
     if (config.repetitions > 1) out << fmt::format("\n# repetition {}: {}", rep, rep_dir);
     const auto tables = run_command(tables_command(rep_dir, rep_dir + "/tables"), std::chrono::minutes(5));
     out << "\n" << tables.output;
@@ -149,6 +152,16 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
       if (s.repetition == rep) rep_steps.push_back(s);
     }
     draw_plots(rep_dir, rep_steps, out);
+  }
+  // What a paper reports of repetitions: each series' point over them all.
+  if (rep_dirs.size() > 1 && status == 0) {
+    out << fmt::format("\n# the congestion point over the {} repetitions", rep_dirs.size());
+    const auto spread = run_command(spread_command(rep_dirs, dir + "/tables"), std::chrono::minutes(5));
+    out << "\n" << spread.output;
+    if (!spread.ok()) {
+      out << "# xtk-analyze spread failed: each repetition's tables stand; rerun it by hand\n";
+      status = 1;
+    }
   }
   return status;
 }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -152,8 +153,19 @@ TEST_F(Experiment, RepetitionsDrawNewSchedulesAndEachHasItsTables) {
   EXPECT_NE(schedules[1].find("# seed=4\n"), std::string::npos);
   const auto rows = [](const std::string& schedule) { return schedule.substr(schedule.find("\n0,")); };
   EXPECT_NE(rows(schedules[0]).substr(0, 200), rows(schedules[1]).substr(0, 200)) << "the same flows twice";
-  EXPECT_FALSE(fs::exists(fs::path(exp()) / "tables"));
   EXPECT_NE(result.output.find("# repetition 2: "), std::string::npos) << result.output;
+  // At the top, only what spans the repetitions: the congestion point over them.
+  std::vector<std::string> top;
+  for (const auto& entry : fs::directory_iterator(fs::path(exp()) / "tables")) {
+    top.push_back(entry.path().filename().string());
+  }
+  std::sort(top.begin(), top.end());
+  EXPECT_EQ(top, (std::vector<std::string>{"congestion_point_runs.csv", "congestion_point_spread.csv"}));
+  std::ifstream in(fs::path(exp()) / "tables" / "congestion_point_spread.csv");
+  std::stringstream spread;
+  spread << in.rdbuf();
+  EXPECT_NE(spread.str().find("\ntiny-mlp,consistent,2,"), std::string::npos) << spread.str();
+  EXPECT_NE(result.output.find("# the congestion point over the 2 repetitions"), std::string::npos) << result.output;
 }
 
 TEST_F(Experiment, InterruptedRunResumesToACompleteDirectory) {

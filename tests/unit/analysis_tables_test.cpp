@@ -352,7 +352,8 @@ TEST_F(BrokenExperiment, RepetitionsAreAnalyzedOneAtATime) {
   EXPECT_NE(error_of(dir_.string())
                 .find(": each step of a series has its own index (each repetition is an experiment "
                       "of its own: give " +
-                      dir_.string() + "/rep1, then " + dir_.string() + "/rep2, ...)"),
+                      dir_.string() + "/rep1, then " + dir_.string() + "/rep2, ...; xtk-analyze spread " +
+                      dir_.string() + "/rep* reads them all)"),
             std::string::npos)
       << error_of(dir_.string());
 }

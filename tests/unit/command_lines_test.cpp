@@ -223,17 +223,34 @@ TEST(CommandLines, TablesFlagsRoundTrip) {
   f.out.dir = "runs/x/tables";
   f.out.csv = true;
   f.only = {"iteration_time", "congestion_point"};
-  f.warmup = 2;
-  f.flat_tolerance = "0.1";
+  f.method.warmup = 2;
+  f.method.flat_tolerance = "0.1";
   f.light = "20%";
   f.heavy = "70%";
   f.fit_n = "2";
-  f.models = "params.csv";
-  f.tangent_points = 3;
+  f.method.models = "params.csv";
+  f.method.tangent_points = 3;
   EXPECT_EQ(parse<analysis::TablesFlags>(to_arguments(f), on_subcommand<analysis::TablesFlags>("tables")), f);
   const auto o = to_options(f);
   EXPECT_DOUBLE_EQ(o.light, 0.2);
   EXPECT_EQ(o.fit_n, 2.0);
+  EXPECT_EQ(o.step.warmup, 2u);
+  EXPECT_DOUBLE_EQ(o.congestion.flat_tolerance, 0.1);
+}
+
+TEST(CommandLines, SpreadFlagsRoundTrip) {
+  analysis::SpreadFlags f;
+  f.dirs = {"runs/x/rep1", "runs/x/rep2", "runs/x/rep3"};
+  f.out.dir = "runs/x/tables";
+  f.out.markdown = true;
+  f.method.warmup = 1;
+  f.method.flat_tolerance = "10%";
+  f.method.tangent_points = 3;
+  f.method.models = "params.csv";
+  EXPECT_EQ(parse<analysis::SpreadFlags>(to_arguments(f), on_subcommand<analysis::SpreadFlags>("spread")), f);
+  const auto o = to_options(f);
+  EXPECT_EQ(o.congestion.tangent_points, 3u);
+  EXPECT_EQ(o.models_file, "params.csv");
 }
 
 struct Collective {
@@ -394,6 +411,11 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
                                                    on_subcommand<analysis::TablesFlags>("tables"));
   EXPECT_EQ(tables.dir, "runs/x");
   EXPECT_EQ(tables.out.dir, "runs/x/tables");
+  const auto spread =
+      parse<analysis::SpreadFlags>(arguments_of(spread_command({"runs/x/rep1", "runs/x/rep2"}, "runs/x/tables")),
+                                   on_subcommand<analysis::SpreadFlags>("spread"));
+  EXPECT_EQ(spread.dirs, (std::vector<std::string>{"runs/x/rep1", "runs/x/rep2"}));
+  EXPECT_EQ(spread.out.dir, "runs/x/tables");
 
   RankLaunch launch;
   launch.rank = 1;

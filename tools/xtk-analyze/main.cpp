@@ -12,6 +12,7 @@
 #include "analysis/fit.hpp"
 #include "analysis/model_params.hpp"
 #include "analysis/predict.hpp"
+#include "analysis/spread.hpp"
 #include "analysis/tables_flags.hpp"
 #include "capture_commands.hpp"
 #include "core/cli.hpp"
@@ -23,19 +24,31 @@ namespace {
 
 namespace an = xtk::analysis;
 
-void run_tables(const an::TablesFlags& f) {
-  const auto options = an::to_options(f);
-  const auto experiment = an::load_experiment(f.dir, options);
+// Loads an experiment and tells what was left out of it, and why.
+an::Experiment load(const std::string& dir, const an::TablesOptions& options) {
+  auto experiment = an::load_experiment(dir, options);
   for (const auto& note : experiment.skipped) std::cerr << "xtk-analyze: note: skipping " << note << '\n';
   for (const auto& step : experiment.steps) {
     for (const auto& note : step.notes) std::cerr << "xtk-analyze: note: " << note << '\n';
   }
-  auto tables = an::make_tables(experiment, options);
+  return experiment;
+}
+
+void run_tables(const an::TablesFlags& f) {
+  const auto options = an::to_options(f);
+  auto tables = an::make_tables(load(f.dir, options), options);
   if (!f.only.empty()) {
     const std::set<std::string> wanted(f.only.begin(), f.only.end());
     std::erase_if(tables, [&](const an::NamedTable& t) { return wanted.count(t.name) == 0; });
   }
   an::emit(tables, f.out, !f.only.empty());
+}
+
+void run_spread(const an::SpreadFlags& f) {
+  const auto options = an::to_options(f);
+  std::vector<an::Experiment> runs;
+  for (const auto& dir : f.dirs) runs.push_back(load(dir, options));
+  an::emit(an::spread_tables(runs, options), f.out, true);
 }
 
 struct GptFlags {
@@ -99,6 +112,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "Analyse xtk experiment directories into tables, and predict the traffic of training jobs.\n"
       "Layout and formats: docs/run-directory.md; tables and methods: docs/analysis.md.\n\n"
       "  xtk-analyze tables EXPERIMENT_DIR [-o DIR] [--json | --csv | --markdown]\n"
+      "  xtk-analyze spread RUN_DIR RUN_DIR... [-o DIR]\n"
       "  xtk-analyze predict gpt --layers 24 --hidden 2048 --seq 2048 --vocab 51200 --global-batch 512 \\\n"
       "      --tp 2 --pp 4 --dp 8 --peak 989T --bw-tp 2.4T --bw-pp 200G --bw-dp 200G\n"
       "  xtk-analyze predict dp --model resnet50 --ranks 4 --compute-time 180ms --bw 25G\n"
@@ -111,6 +125,12 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   an::TablesFlags t;
   auto* tables = app.add_subcommand("tables", "the seed's tables from an experiment directory (one run.json per step)");
   an::add_flags(*tables, t);
+
+  an::SpreadFlags sp;
+  auto* spread = app.add_subcommand(
+      "spread",
+      "the congestion point (table 3) over several runs of one experiment: each run's, then the median and range");
+  an::add_flags(*spread, sp);
 
   auto* predict = app.add_subcommand("predict", "traffic, compute and iteration time of a training job");
   predict->require_subcommand(1);
@@ -155,6 +175,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
 
   return xtk::run_tool(app, argc, argv, [&] {
     if (tables->parsed()) run_tables(t);
+    if (spread->parsed()) run_spread(sp);
     if (gpt->parsed()) run_predict_gpt(g);
     if (dp->parsed()) run_predict_dp(d);
     run_capture_command();
