@@ -4,6 +4,7 @@
 #   bash bench/gpu/run.sh BUNDLE OUT check        # bench/gpu/check.toml; then the same with P2P/SHM on, one host id (must fail)
 #   bash bench/gpu/run.sh BUNDLE OUT experiment   # configs/experiments/gpu-netns.toml
 #   bash bench/gpu/run.sh BUNDLE OUT shared       # its ResNet-50 half with both ranks on GPU 0, twice
+#   bash bench/gpu/run.sh BUNDLE OUT spread       # the same, 3 repetitions (new draws) and the point over them
 #   bash bench/gpu/run.sh BUNDLE OUT fidelity     # DDP ResNet-50 vs the emulator at its compute time
 #   bash bench/gpu/run.sh BUNDLE OUT sockets      # bench/gpu/sockets.toml: NCCL's socket defaults, then 2 x 4 sockets
 #
@@ -37,13 +38,19 @@ check)
 experiment)
   xtk-run configs/experiments/gpu-netns.toml -o "$out/gpu-netns" || echo "gpu-netns: xtk-run exited $?"
   ;;
-shared)
+shared | spread)
   # One GPU: both ranks on it, each its own testbed host to NCCL (NCCL_HOSTID).
   sed 's/^models = .*/models = ["resnet50"]/; s/^ranks = 2 .*/ranks = 2\ngpus = [0, 0]/; s/^name = .*/name = "gpu-netns-shared"/' \
     configs/experiments/gpu-netns.toml >"$out/gpu-netns-shared.toml"
-  for k in 1 2; do
-    xtk-run "$out/gpu-netns-shared.toml" -o "$out/shared-$k" || echo "shared-$k: xtk-run exited $?"
-  done
+  if [ "$what" = spread ]; then
+    # Every step of each repetition draws new cross traffic; xtk-run ends with xtk-analyze spread.
+    sed -i 's/^seed = .*/&\nrepetitions = 3/' "$out/gpu-netns-shared.toml"
+    xtk-run "$out/gpu-netns-shared.toml" -o "$out/spread" || echo "spread: xtk-run exited $?"
+  else
+    for k in 1 2; do
+      xtk-run "$out/gpu-netns-shared.toml" -o "$out/shared-$k" || echo "shared-$k: xtk-run exited $?"
+    done
+  fi
   ;;
 fidelity)
   # The example's compute time alone on one GPU, then the emulator at that compute time.
@@ -63,7 +70,7 @@ sockets)
   xtk-run "$out/sockets-8.toml" -o "$out/sockets-8" || echo "sockets-8: xtk-run exited $?"
   ;;
 *)
-  echo "run.sh: unknown run '$what' (check, experiment, shared, fidelity or sockets)" >&2
+  echo "run.sh: unknown run '$what' (check, experiment, shared, spread, fidelity or sockets)" >&2
   exit 2
   ;;
 esac
