@@ -9,6 +9,8 @@
   plot.py injection STEP_DIR           histogram of the cross-traffic rate per bin
   plot.py flow-throughput STEP_DIR     per-flow throughput over time, with a moving average
   plot.py busbw SWEEP_CSV              collective bus bandwidth vs message size
+  plot.py spread SPREAD_TABLES         every run's iteration time and congestion point, with the median
+                                       (tables of `xtk-analyze spread RUN... -o SPREAD_TABLES`)
   plot.py all --tables TABLES [--step STEP_DIR] [--sweep SWEEP_CSV] -o OUTDIR
 
 Each command writes one figure: -o FILE, or <command>.<format> in the current
@@ -34,10 +36,10 @@ def fail(message):
     sys.exit(f"plot.py: error: {message}")
 
 
-def read_table(tables, name):
+def read_table(tables, name, writer="xtk-analyze tables EXP"):
     path = os.path.join(tables, f"{name}.csv")
     if not os.path.isfile(path):
-        fail(f"{path} does not exist: write the tables with `xtk-analyze tables EXP -o {tables}`")
+        fail(f"{path} does not exist: write the tables with `{writer} -o {tables}`")
     return pd.read_csv(path)
 
 
@@ -276,6 +278,50 @@ def plot_busbw(args):
     return fig
 
 
+def run_tables(spread_tables, run):
+    """A run's own tables: RUN/tables as the spread named it, or beside the spread's
+    directory (the experiment moved since, or the path was relative to elsewhere)."""
+    for base in (run, os.path.join(os.path.dirname(os.path.abspath(spread_tables)), os.path.basename(run))):
+        if os.path.isfile(os.path.join(base, "tables", "iteration_time.csv")):
+            return os.path.join(base, "tables")
+    fail(f"{run}/tables/iteration_time.csv does not exist: write each run's tables with "
+         f"`xtk-analyze tables {run} -o {run}/tables`")
+
+
+def plot_spread(args):
+    runs = read_table(args.tables, "congestion_point_runs", "xtk-analyze spread RUN RUN...")
+    spread = read_table(args.tables, "congestion_point_spread", "xtk-analyze spread RUN RUN...")
+    names = list(dict.fromkeys(runs.run))
+    tables = {run: read_table(run_tables(args.tables, run), "iteration_time") for run in names}
+    panels = list(spread[["model", "profile"]].itertuples(index=False, name=None))
+    fig, axes = model_grid(panels)
+    for ax, (model, profile) in zip(axes, panels):
+        for k, run in enumerate(names):
+            t = tables[run]
+            s = t[(t.model == model) & t.profile.isin(["none", profile])].sort_values("measured_load_gbps")
+            color = f"C{k % 10}"
+            ax.plot(s.measured_load_gbps, s.mean_us / 1e3, color=color, marker="o", ms=3, lw=1, alpha=0.8,
+                    label=os.path.basename(os.path.normpath(run)))
+            point = runs[(runs.run == run) & (runs.model == model) & (runs.profile == profile) & (runs.status == "ok")]
+            if len(point):
+                p = point.iloc[0]
+                ax.plot(p.load_gbps, p.mean_us / 1e3, color=color, marker="*", ms=13, mec="black", mew=0.6, ls="none")
+        row = spread[(spread.model == model) & (spread.profile == profile)].iloc[0]
+        title = f"{model} {profile}"
+        if row.points > 0:
+            # Data per iteration at the point as a multiple of D, as the notes of `xtk-analyze spread` give it.
+            d = [1 + row[f"diff_pct_{k}"] / 100 for k in ("median", "min", "max")]
+            title += f": {d[0]:.2f} D ({d[1]:.2f}-{d[2]:.2f}), {row.points} of {row.runs} runs"
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("cross-traffic load (Gbit/s)")
+        ax.set_ylabel("mean iteration time (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, title="★ congestion point", title_fontsize=7)
+    fig.suptitle("Iteration time and congestion point of each run")
+    return fig
+
+
 COMMANDS = {
     "iteration-time": plot_iteration_time,
     "rescaled": plot_rescaled,
@@ -283,6 +329,7 @@ COMMANDS = {
     "injection": plot_injection,
     "flow-throughput": plot_flow_throughput,
     "busbw": plot_busbw,
+    "spread": plot_spread,
 }
 
 
@@ -314,6 +361,9 @@ def main():
     c.add_argument("-o", "--out")
     c = sub.add_parser("busbw")
     c.add_argument("sweep", help="CSV with size_bytes, busbw_gbps and optionally collective")
+    c.add_argument("-o", "--out")
+    c = sub.add_parser("spread")
+    c.add_argument("tables", help="directory of `xtk-analyze spread RUN RUN... -o DIR`")
     c.add_argument("-o", "--out")
     c = sub.add_parser("all")
     c.add_argument("--tables", required=True)

@@ -103,6 +103,8 @@ std::vector<NamedTable> spread_tables(const std::vector<Experiment>& runs, const
     }
   }
 
+  // Two decimals: a reader of the CSV (analysis/plot.py spread) gets D's multiple, 1 + pct / 100, to
+  // the notes' two places.
   Table spread({{"model"},
                 {"profile"},
                 {"runs"},
@@ -110,12 +112,12 @@ std::vector<NamedTable> spread_tables(const std::vector<Experiment>& runs, const
                 {"load_gbps_median", 3},
                 {"load_gbps_min", 3},
                 {"load_gbps_max", 3},
-                {"diff_pct_median", 1},
-                {"diff_pct_min", 1},
-                {"diff_pct_max", 1},
-                {"intersection_diff_pct_median", 1},
-                {"intersection_diff_pct_min", 1},
-                {"intersection_diff_pct_max", 1},
+                {"diff_pct_median", 2},
+                {"diff_pct_min", 2},
+                {"diff_pct_max", 2},
+                {"intersection_diff_pct_median", 2},
+                {"intersection_diff_pct_min", 2},
+                {"intersection_diff_pct_max", 2},
                 {"emulated_load_gbps_median", 3},
                 {"emulated_load_gbps_min", 3},
                 {"emulated_load_gbps_max", 3},

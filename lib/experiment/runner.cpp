@@ -58,11 +58,21 @@ class DirectoryLock {
 
 // The figures (analysis/plot.py), beside the tables; the injection and
 // per-flow plots show the heaviest burst step (or the heaviest step).
-void draw_plots(const std::string& dir, const std::vector<StepPlan>& steps, std::ostream& out) {
+// Runs analysis/plot.py with `arguments`; says where the figures went, or why none came.
+void plot(const std::vector<std::string>& arguments, const std::string& where, std::ostream& out) {
   // The source tree's analysis/, else share/xtk/analysis of a bundle or an installation.
   fs::path script = fs::path(XTK_ANALYSIS_DIR) / "plot.py";
   if (!fs::exists(script)) script = find_shipped_file("analysis/plot.py");
   if (script.empty()) return;
+  // Debian's python3 has matplotlib; another one first on PATH may not.
+  std::vector<std::string> argv{fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3", script.string()};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  const auto plots = run_command(argv, std::chrono::minutes(5));
+  out << (plots.ok() ? fmt::format("# plots in {}\n", where)
+                     : fmt::format("# plots failed (the tables are fine): {}\n", plots.output));
+}
+
+void draw_plots(const std::string& dir, const std::vector<StepPlan>& steps, std::ostream& out) {
   const StepPlan* heaviest = nullptr;
   for (const auto& s : steps) {
     if (s.profile == "none" || step_status(s.dir) != "ok") continue;
@@ -71,13 +81,9 @@ void draw_plots(const std::string& dir, const std::vector<StepPlan>& steps, std:
       heaviest = &s;
     }
   }
-  // Debian's python3 has matplotlib; another one first on PATH may not.
-  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  std::vector<std::string> argv{python, script.string(), "all", "--tables", dir + "/tables", "-o", dir + "/plots"};
-  if (heaviest != nullptr) argv.insert(argv.end(), {"--step", heaviest->dir});
-  const auto plots = run_command(argv, std::chrono::minutes(5));
-  out << (plots.ok() ? fmt::format("# plots in {}/plots\n", dir)
-                     : fmt::format("# plots failed (the tables are fine): {}\n", plots.output));
+  std::vector<std::string> arguments{"all", "--tables", dir + "/tables", "-o", dir + "/plots"};
+  if (heaviest != nullptr) arguments.insert(arguments.end(), {"--step", heaviest->dir});
+  plot(arguments, dir + "/plots", out);
 }
 
 }  // namespace
@@ -161,6 +167,9 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
     if (!spread.ok()) {
       out << "# xtk-analyze spread failed: each repetition's tables stand; rerun it by hand\n";
       status = 1;
+    } else {
+      fs::create_directories(fs::path(dir) / "plots");
+      plot({"spread", dir + "/tables", "-o", dir + "/plots/spread.png"}, dir + "/plots/spread.png", out);
     }
   }
   return status;

@@ -166,6 +166,7 @@ TEST_F(Experiment, RepetitionsDrawNewSchedulesAndEachHasItsTables) {
   spread << in.rdbuf();
   EXPECT_NE(spread.str().find("\ntiny-mlp,consistent,2,"), std::string::npos) << spread.str();
   EXPECT_NE(result.output.find("# the congestion point over the 2 repetitions"), std::string::npos) << result.output;
+  EXPECT_TRUE(fs::exists(fs::path(exp()) / "plots" / "spread.png")) << result.output;
 }
 
 TEST_F(Experiment, InterruptedRunResumesToACompleteDirectory) {

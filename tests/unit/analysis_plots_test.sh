@@ -17,6 +17,14 @@ trap 'rm -rf "$tmp"' EXIT
 "$analyze" tables "$exp" -o "$tmp/tables" >/dev/null
 "$py" "$root/analysis/plot.py" all --tables "$tmp/tables" --step "$exp/toy-consistent-07" \
   --sweep "$root/tests/data/analysis/sweep.csv" -o "$tmp/png"
+# The spread over two runs (copies of the experiment, one with a slower step), each with its tables;
+# the spread's table names them by the path given, here relative to another directory.
+for run in run1 run2; do cp -r "$exp" "$tmp/$run" && "$analyze" tables "$tmp/$run" -o "$tmp/$run/tables" >/dev/null; done
+sed -i 's/^\(0,4,[0-9]*,[0-9]*,\)8320.000/\113120.000/; s/^\(1,4,[0-9]*,[0-9]*,\)8310.000/\113110.000/' \
+  "$tmp/run2/toy-consistent-05/iterations.csv"
+"$analyze" tables "$tmp/run2" -o "$tmp/run2/tables" >/dev/null
+(cd "$tmp" && "$analyze" spread run1 run2 -o spread >/dev/null)
+"$py" "$root/analysis/plot.py" spread "$tmp/spread" -o "$tmp/png/spread.png"
 # The injection histogram of a step without trace bins comes from its counters.
 "$py" "$root/analysis/plot.py" injection "$exp/toy-consistent-05" -o "$tmp/png/injection-counters.png"
 # A figure that cannot be drawn says why and fails.
@@ -38,7 +46,7 @@ import matplotlib.image as image
 import numpy as np
 
 out = sys.argv[1]
-names = ["iteration-time", "rescaled", "cdf", "injection", "flow-throughput", "busbw", "injection-counters"]
+names = ["iteration-time", "rescaled", "cdf", "injection", "flow-throughput", "busbw", "injection-counters", "spread"]
 failed = False
 for name in names:
     path = os.path.join(out, name + ".png")
