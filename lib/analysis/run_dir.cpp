@@ -330,4 +330,16 @@ std::vector<std::string> find_step_dirs(const std::string& experiment_dir) {
   return dirs;
 }
 
+std::string repetition_dir(const std::string& experiment_dir, std::uint32_t repetition) {
+  return fmt::format("{}/rep{}", experiment_dir, repetition);
+}
+
+std::vector<std::string> repetition_dirs(const std::string& experiment_dir) {
+  std::vector<std::string> dirs;
+  for (std::uint32_t k = 1; fs::is_directory(repetition_dir(experiment_dir, k)); ++k) {
+    dirs.push_back(repetition_dir(experiment_dir, k));
+  }
+  return dirs;
+}
+
 }  // namespace xtk::analysis

@@ -99,4 +99,10 @@ StepInfo read_step_info(const std::string& dir);
 // Every directory at or below `experiment_dir` that holds a run.json, sorted.
 std::vector<std::string> find_step_dirs(const std::string& experiment_dir);
 
+// An experiment of several repetitions (xtk-run's `repetitions`) holds one
+// experiment directory per repetition: DIR/rep1, DIR/rep2, ...
+std::string repetition_dir(const std::string& experiment_dir, std::uint32_t repetition);
+// DIR/rep1, DIR/rep2, ... while they exist; empty when DIR has no rep1.
+std::vector<std::string> repetition_dirs(const std::string& experiment_dir);
+
 }  // namespace xtk::analysis

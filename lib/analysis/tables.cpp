@@ -13,6 +13,7 @@
 
 #include "analysis/fit.hpp"
 #include "analysis/model_params.hpp"
+#include "analysis/run_dir.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 
@@ -338,14 +339,13 @@ Experiment load_experiment(const std::string& dir, const TablesOptions& options)
       const auto &a = infos[i], &b = infos[j];
       if (a.model == b.model && a.profile == b.profile && a.step == b.step) {
         // xtk-run's repetitions repeat every series, each under its repK/.
-        const bool repetitions = std::filesystem::is_directory(std::filesystem::path(dir) / "rep1") &&
-                                 std::filesystem::is_directory(std::filesystem::path(dir) / "rep2");
+        const bool repetitions = repetition_dirs(dir).size() > 1;
         throw InputError(
             a.run_json, 0,
             fmt::format("step {} of {} / {} is also {}: each step of a series has its own index{}", a.step, a.model,
                         a.profile, b.run_json,
                         repetitions ? fmt::format(" (each repetition is an experiment of its own: give {}/rep1, "
-                                                  "then {}/rep2, ...; xtk-analyze spread {}/rep* reads them all)",
+                                                  "then {}/rep2, ...; xtk-analyze spread {} reads them all)",
                                                   dir, dir, dir)
                                     : ""));
       }

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/fit.hpp"
+#include "analysis/run_dir.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -99,7 +100,7 @@ TablesOptions to_options(const TablesFlags& f) {
 void add_flags(CLI::App& app, SpreadFlags& f) {
   app.add_option("runs", f.dirs,
                  "two or more runs of one experiment, each an experiment directory (an experiment's repK/, or "
-                 "runs with other seeds)")
+                 "runs with other seeds); or one experiment of repetitions, for all its repK/")
       ->required();
   add_flags(app, f.out);
   add_method_flags(app, f.method);
@@ -114,14 +115,19 @@ std::vector<std::string> to_arguments(const SpreadFlags& f) {
   return a.list();
 }
 
-TablesOptions to_options(const SpreadFlags& f) {
+TablesOptions to_options(const SpreadFlags& f) { return method_options(f.method); }
+
+std::vector<std::string> spread_runs(const SpreadFlags& f) {
+  if (f.dirs.size() == 1) {
+    if (auto repetitions = repetition_dirs(f.dirs.front()); repetitions.size() > 1) return repetitions;
+  }
   if (f.dirs.size() < 2) {
     throw UsageError(
-        fmt::format("spread: {} run given; give two or more (one run's point is table 3 of "
-                    "xtk-analyze tables {})",
-                    f.dirs.size(), f.dirs.empty() ? "DIR" : f.dirs.front()));
+        fmt::format("spread: one run given, and {0} holds no repetitions ({0}/rep1, {0}/rep2, ...); "
+                    "give two runs or more (one run's point is table 3 of xtk-analyze tables {0})",
+                    f.dirs.empty() ? std::string("DIR") : f.dirs.front()));
   }
-  return method_options(f.method);
+  return f.dirs;
 }
 
 }  // namespace xtk::analysis

@@ -38,7 +38,7 @@ struct TablesFlags {
 };
 
 struct SpreadFlags {
-  std::vector<std::string> dirs;  // two or more runs
+  std::vector<std::string> dirs;  // two or more runs, or one experiment of repetitions
   OutputFlags out;
   MethodFlags method;
 
@@ -56,7 +56,10 @@ TablesOptions to_options(const TablesFlags& flags);
 void add_flags(CLI::App& spread, SpreadFlags& flags);
 // "spread DIR DIR ...".
 std::vector<std::string> to_arguments(const SpreadFlags& flags);
-// Throws UsageError naming the flag, or on fewer than two runs.
+// Throws UsageError naming the flag.
 TablesOptions to_options(const SpreadFlags& flags);
+// The runs: the directories given, or the repetitions of the one given
+// (DIR/rep1, DIR/rep2, ...). Throws UsageError on fewer than two.
+std::vector<std::string> spread_runs(const SpreadFlags& flags);
 
 }  // namespace xtk::analysis

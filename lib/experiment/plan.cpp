@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "analysis/run_dir.hpp"
 #include "collective/profile.hpp"
 #include "core/error.hpp"
 
@@ -40,7 +41,7 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
 }
 
 std::string repetition_dir(const ExperimentConfig& config, const std::string& experiment_dir, std::uint32_t rep) {
-  return config.repetitions == 1 ? experiment_dir : fmt::format("{}/rep{}", experiment_dir, rep);
+  return config.repetitions == 1 ? experiment_dir : analysis::repetition_dir(experiment_dir, rep);
 }
 
 ModelTotals read_model_totals(const std::string& model) {

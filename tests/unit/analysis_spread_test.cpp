@@ -169,10 +169,23 @@ TEST_F(Spread, CommandLine) {
   const auto run = [](const std::string& args) { return testing::run_tool_command(XTK_ANALYZE_BIN, args); };
   auto r = run("spread " + (dir_ / "run1").string());
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find("spread: 1 run given; give two or more (one run's point is table 3 of xtk-analyze tables " +
-                       (dir_ / "run1").string() + ")"),
-            std::string::npos)
+  const std::string one = (dir_ / "run1").string();
+  EXPECT_NE(
+      r.out.find("spread: one run given, and " + one + " holds no repetitions (" + one + "/rep1, " + one +
+                 "/rep2, ...); give two runs or more (one run's point is table 3 of xtk-analyze tables " + one + ")"),
+      std::string::npos)
       << r.out;
+  // One experiment of repetitions: all its repK/, in order.
+  for (const char* rep : {"rep1", "rep2", "rep3"}) {
+    fs::create_directories(dir_ / "reps");
+    fs::copy(dir_ / (std::string("run") + rep[3]), dir_ / "reps" / rep, fs::copy_options::recursive);
+  }
+  r = run("spread " + (dir_ / "reps").string() + " --csv");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* rep :
+       {"/reps/rep1,toy,consistent,ok", "/reps/rep2,toy,consistent,ok", "/reps/rep3,toy,consistent,ok"}) {
+    EXPECT_NE(r.out.find(dir_.string() + rep), std::string::npos) << rep << "\n" << r.out;
+  }
   r = run("spread " + (dir_ / "run1").string() + " " + (dir_ / "run2").string() + " --tangent-points 1");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--tangent-points: a tangent needs 2 points or more"), std::string::npos) << r.out;

@@ -251,6 +251,7 @@ TEST(CommandLines, SpreadFlagsRoundTrip) {
   const auto o = to_options(f);
   EXPECT_EQ(o.congestion.tangent_points, 3u);
   EXPECT_EQ(o.models_file, "params.csv");
+  EXPECT_EQ(spread_runs(f), f.dirs);
 }
 
 struct Collective {

@@ -47,7 +47,7 @@ void run_tables(const an::TablesFlags& f) {
 void run_spread(const an::SpreadFlags& f) {
   const auto options = an::to_options(f);
   std::vector<an::Experiment> runs;
-  for (const auto& dir : f.dirs) runs.push_back(load(dir, options));
+  for (const auto& dir : an::spread_runs(f)) runs.push_back(load(dir, options));
   an::emit(an::spread_tables(runs, options), f.out, true);
 }
 
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "Analyse xtk experiment directories into tables, and predict the traffic of training jobs.\n"
       "Layout and formats: docs/run-directory.md; tables and methods: docs/analysis.md.\n\n"
       "  xtk-analyze tables EXPERIMENT_DIR [-o DIR] [--json | --csv | --markdown]\n"
-      "  xtk-analyze spread RUN_DIR RUN_DIR... [-o DIR]\n"
+      "  xtk-analyze spread RUN_DIR RUN_DIR... [-o DIR]         # or one EXPERIMENT_DIR: its rep1, rep2, ...\n"
       "  xtk-analyze predict gpt --layers 24 --hidden 2048 --seq 2048 --vocab 51200 --global-batch 512 \\\n"
       "      --tp 2 --pp 4 --dp 8 --peak 989T --bw-tp 2.4T --bw-pp 200G --bw-dp 200G\n"
       "  xtk-analyze predict dp --model resnet50 --ranks 4 --compute-time 180ms --bw 25G\n"
