@@ -17,7 +17,11 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
   std::vector<StepPlan> steps;
   // Every step, in every repetition, draws its own schedule: a repetition
   // samples the cross traffic anew rather than replaying the same flows.
-  std::uint32_t seed = static_cast<std::uint32_t>(config.seed);
+  // Step k's seed is the config's + k, in a block of its own per config seed:
+  // with seed + k alone, seed 2's step k would replay seed 1's step k + 1
+  // (xtk-gen draws the same flows at another load, time-scaled), so runs
+  // "with other seeds" would share their draws. Seed 1 keeps 1 + k.
+  std::uint64_t seed = config.seed + (config.seed - 1) * kSeedBlock;
   std::vector<std::string> names;  // the models' names, as the step directories use them
   for (const auto& model : config.training.models) names.push_back(read_model_totals(model).name);
   for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {

@@ -17,9 +17,13 @@ struct StepPlan {
   std::uint32_t index = 0;
   double load_share = 0;   // of the bottleneck link
   std::string dir;         // the step directory
-  std::uint32_t seed = 0;  // of its schedule
+  std::uint64_t seed = 0;  // of its schedule
   std::uint32_t repetition = 1;
 };
+
+// Each config seed owns this many step seeds: seed s's steps draw from
+// s + (s - 1) * kSeedBlock on (docs/experiments.md, "What a step does").
+inline constexpr std::uint64_t kSeedBlock = std::uint64_t{1} << 32;
 
 std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir);
 // Where repetition `rep` (from 1) of the experiment lives: the experiment's

@@ -172,6 +172,14 @@ TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
   EXPECT_EQ(twice[9].seed, 10u);
   EXPECT_EQ(twice[4].repetition, 1u);
   EXPECT_EQ(twice[5].repetition, 2u);
+  // Another config seed draws from a block of its own: no step of seed 2
+  // replays a step of seed 1 (or of seed 3), whatever the plan's length.
+  c.seed = 2;
+  const auto other = plan_steps(c, "exp");
+  EXPECT_EQ(other[0].seed, (std::uint64_t{1} << 32) + 2);
+  EXPECT_EQ(other[9].seed, (std::uint64_t{1} << 32) + 11);
+  c.seed = 3;
+  EXPECT_EQ(plan_steps(c, "exp")[0].seed, (std::uint64_t{2} << 32) + 3);
 }
 
 // Every config shipped in configs/experiments loads and plans its steps: a
