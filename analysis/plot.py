@@ -293,15 +293,19 @@ def plot_spread(args):
     spread = read_table(args.tables, "congestion_point_spread", "xtk-analyze spread RUN RUN...")
     names = list(dict.fromkeys(runs.run))
     tables = {run: read_table(run_tables(args.tables, run), "iteration_time") for run in names}
+    # Runs by their directory's name, or by its last two parts where names repeat (a/rep1, b/rep1).
+    labels = [os.path.basename(os.path.normpath(run)) for run in names]
+    if len(set(labels)) < len(labels):
+        labels = [os.path.join(*os.path.normpath(run).split(os.sep)[-2:]) for run in names]
     panels = list(spread[["model", "profile"]].itertuples(index=False, name=None))
     fig, axes = model_grid(panels)
     for ax, (model, profile) in zip(axes, panels):
-        for k, run in enumerate(names):
+        for k, (run, label) in enumerate(zip(names, labels)):
             t = tables[run]
             s = t[(t.model == model) & t.profile.isin(["none", profile])].sort_values("measured_load_gbps")
             color = f"C{k % 10}"
             ax.plot(s.measured_load_gbps, s.mean_us / 1e3, color=color, marker="o", ms=3, lw=1, alpha=0.8,
-                    label=os.path.basename(os.path.normpath(run)))
+                    label=label)
             point = runs[(runs.run == run) & (runs.model == model) & (runs.profile == profile) & (runs.status == "ok")]
             if len(point):
                 p = point.iloc[0]
