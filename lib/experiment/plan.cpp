@@ -19,7 +19,7 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
   // samples the cross traffic anew rather than replaying the same flows.
   // Step k's seed is the config's + k, in a block of its own per config seed:
   // with seed + k alone, seed 2's step k would replay seed 1's step k + 1
-  // (xtk-gen draws the same flows at another load, time-scaled), so runs
+  // (xtk-gen draws the same flows at another load, scaled to it), so runs
   // "with other seeds" would share their draws. Seed 1 keeps 1 + k.
   std::uint64_t seed = config.seed + (config.seed - 1) * kSeedBlock;
   std::vector<std::string> names;  // the models' names, as the step directories use them

@@ -56,8 +56,6 @@ class DirectoryLock {
   int fd_ = -1;
 };
 
-// The figures (analysis/plot.py), beside the tables; the injection and
-// per-flow plots show the heaviest burst step (or the heaviest step).
 // Runs analysis/plot.py with `arguments`; says where the figures went, or why none came.
 void plot(const std::vector<std::string>& arguments, const std::string& where, std::ostream& out) {
   // The source tree's analysis/, else share/xtk/analysis of a bundle or an installation.
@@ -72,6 +70,8 @@ void plot(const std::vector<std::string>& arguments, const std::string& where, s
                      : fmt::format("# plots failed (the tables are fine): {}\n", plots.output));
 }
 
+// The figures, beside the tables; the injection and per-flow plots show the
+// heaviest burst step (or the heaviest step).
 void draw_plots(const std::string& dir, const std::vector<StepPlan>& steps, std::ostream& out) {
   const StepPlan* heaviest = nullptr;
   for (const auto& s : steps) {
