@@ -4,7 +4,8 @@
 #   bash bench/gpu/run.sh BUNDLE OUT check        # bench/gpu/check.toml; then the same with P2P/SHM on, one host id (must fail)
 #   bash bench/gpu/run.sh BUNDLE OUT experiment   # configs/experiments/gpu-netns.toml
 #   bash bench/gpu/run.sh BUNDLE OUT shared       # its ResNet-50 half with both ranks on GPU 0, twice
-#   bash bench/gpu/run.sh BUNDLE OUT spread [SEED]  # the same, 3 repetitions (new draws) and the point over them
+#   bash bench/gpu/run.sh BUNDLE OUT spread [SEED]  # the ResNet-50 half, 3 repetitions (new draws) and the point over them;
+#                                                 # a GPU per rank where the host has two, else both on GPU 0
 #   bash bench/gpu/run.sh BUNDLE OUT fidelity     # DDP ResNet-50 vs the emulator at its compute time
 #   bash bench/gpu/run.sh BUNDLE OUT sockets      # bench/gpu/sockets.toml: NCCL's socket defaults, then 2 x 4 sockets
 #
@@ -43,9 +44,15 @@ shared | spread)
   sed 's/^models = .*/models = ["resnet50"]/; s/^ranks = 2 .*/ranks = 2\ngpus = [0, 0]/; s/^name = .*/name = "gpu-netns-shared"/' \
     configs/experiments/gpu-netns.toml >"$out/gpu-netns-shared.toml"
   if [ "$what" = spread ]; then
+    config=$out/gpu-netns-shared.toml
+    if [ "$(nvidia-smi -L | grep -c '^GPU ')" -ge 2 ]; then
+      config=$out/gpu-netns-resnet50.toml
+      sed 's/^models = .*/models = ["resnet50"]/; s/^name = .*/name = "gpu-netns-resnet50"/' \
+        configs/experiments/gpu-netns.toml >"$config"
+    fi
     # Every step of each repetition draws new cross traffic; xtk-run ends with xtk-analyze spread.
-    sed -i "s/^seed = .*/seed = ${4:-1}\nrepetitions = 3/" "$out/gpu-netns-shared.toml"
-    xtk-run "$out/gpu-netns-shared.toml" -o "$out/spread" || echo "spread: xtk-run exited $?"
+    sed -i "s/^seed = .*/seed = ${4:-1}\nrepetitions = 3/" "$config"
+    xtk-run "$config" -o "$out/spread" || echo "spread: xtk-run exited $?"
   else
     for k in 1 2; do
       xtk-run "$out/gpu-netns-shared.toml" -o "$out/shared-$k" || echo "shared-$k: xtk-run exited $?"
