@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -409,6 +411,60 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     r.fail(h, "executor 'hosts' needs [hosts] file = \"hosts.txt\"");
   }
   return c;
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 10> kStepChoiceKeys{
+    "experiment.name", "experiment.out",   "experiment.repetitions", "experiment.step_timeout", "training.model",
+    "training.models", "training.timeout", "cross_traffic.loads",    "cross_traffic.profiles",  "hosts.ssh_config"};
+
+toml::table parse_config_file(const std::string& path) {
+  try {
+    return toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw InputError(path, static_cast<std::uint64_t>(e.source().begin.line), e.description());
+  }
+}
+
+std::string shown(const toml::node* node) {
+  if (node == nullptr) return "absent";
+  std::ostringstream out;
+  node->visit([&out](const auto& n) { out << n; });
+  return out.str();
+}
+
+void add_changes(const toml::table* earlier, const toml::table* now, const std::string& prefix,
+                 std::vector<std::string>& changes) {
+  std::set<std::string> keys;
+  for (const auto* t : {earlier, now}) {
+    if (t == nullptr) continue;
+    for (const auto& [key, node] : *t) keys.insert(std::string(key.str()));
+  }
+  for (const auto& key : keys) {
+    const std::string name = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
+    if (std::find(kStepChoiceKeys.begin(), kStepChoiceKeys.end(), name) != kStepChoiceKeys.end()) continue;
+    const toml::node* a = earlier != nullptr ? earlier->get(key) : nullptr;
+    const toml::node* b = now != nullptr ? now->get(key) : nullptr;
+    if (prefix.empty()) {  // [experiment], [training], ...: key by key
+      add_changes(a != nullptr ? a->as_table() : nullptr, b != nullptr ? b->as_table() : nullptr, name, changes);
+      continue;
+    }
+    if (shown(a) == shown(b)) continue;
+    const auto dot = name.find('.');
+    changes.push_back(
+        fmt::format("[{}] {} was {}, is {}", name.substr(0, dot), name.substr(dot + 1), shown(a), shown(b)));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> config_changes(const std::string& earlier, const std::string& path) {
+  const toml::table a = parse_config_file(earlier);
+  const toml::table b = parse_config_file(path);
+  std::vector<std::string> changes;
+  add_changes(&a, &b, "", changes);
+  return changes;
 }
 
 ExperimentConfig load_experiment_config(const std::string& path) {

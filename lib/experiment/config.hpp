@@ -122,6 +122,11 @@ struct ExperimentConfig {
 };
 
 ExperimentConfig load_experiment_config(const std::string& path);
+// Where the config at `path` differs from the `earlier` one in what a step
+// measures, one "[table] key was X, is Y" each; empty when nowhere. Keys that
+// only choose which steps run (loads, profiles, models, repetitions) or bound
+// their time are left out: xtk-run checks each kept step's own plan.
+std::vector<std::string> config_changes(const std::string& earlier, const std::string& path);
 ExecutorKind parse_executor(const std::string& name);  // throws UsageError
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
 

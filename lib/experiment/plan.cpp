@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "analysis/run_dir.hpp"
 #include "collective/profile.hpp"
@@ -42,6 +45,30 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
     }
   }
   return steps;
+}
+
+std::optional<std::string> rerun_reason(const StepPlan& step) {
+  std::ifstream in(std::filesystem::path(step.dir) / "run.json");
+  if (!in) return "";
+  nlohmann::json record;
+  try {
+    record = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return "";
+  }
+  if (record.value("status", "ok") != "ok") return "";
+  const auto& cross = record.value("cross_traffic", nlohmann::json::object());
+  // Records of older builds lack a key: what they hold is taken as planned.
+  const std::string model = record.value("model_profile", step.model);
+  const std::string profile = cross.value("profile", step.profile);
+  const double load = cross.value("load_share", step.load_share);
+  const std::uint64_t seed = step.profile == "none" ? step.seed : cross.value("seed", step.seed);
+  if (model != step.model || profile != step.profile || std::abs(load - step.load_share) > 1e-9) {
+    return fmt::format("its record is of {} {} at {:g} % of the link, this plan's of {} {} at {:g} %", model, profile,
+                       load * 100, step.model, step.profile, step.load_share * 100);
+  }
+  if (seed != step.seed) return fmt::format("its schedule drew seed {}, this plan's draws {}", seed, step.seed);
+  return std::nullopt;
 }
 
 std::string repetition_dir(const ExperimentConfig& config, const std::string& experiment_dir, std::uint32_t rep) {

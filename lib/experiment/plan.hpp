@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct StepPlan {
 inline constexpr std::uint64_t kSeedBlock = std::uint64_t{1} << 32;
 
 std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir);
+// Resuming: nothing when the step's directory holds a completed run of this
+// very step (run.json "ok", with its model, profile, load and seed); else why
+// it runs again, empty when there is nothing to say (never run, failed or
+// interrupted) and otherwise what its record holds instead.
+std::optional<std::string> rerun_reason(const StepPlan& step);
 // Where repetition `rep` (from 1) of the experiment lives: the experiment's
 // directory itself when there is one repetition, else its repK/.
 std::string repetition_dir(const ExperimentConfig& config, const std::string& experiment_dir, std::uint32_t rep);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
@@ -26,17 +27,6 @@ namespace xtk {
 namespace {
 
 namespace fs = std::filesystem;
-
-// "ok" or "failed" from a step's run.json; empty when it has none (never run, or interrupted).
-std::string step_status(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "run.json");
-  if (!in) return "";
-  try {
-    return nlohmann::json::parse(in).value("status", "ok");
-  } catch (const nlohmann::json::exception&) {
-    return "";
-  }
-}
 
 // One xtk-run per experiment directory at a time.
 class DirectoryLock {
@@ -75,7 +65,7 @@ void plot(const std::vector<std::string>& arguments, const std::string& where, s
 void draw_plots(const std::string& dir, const std::vector<StepPlan>& steps, std::ostream& out) {
   const StepPlan* heaviest = nullptr;
   for (const auto& s : steps) {
-    if (s.profile == "none" || step_status(s.dir) != "ok") continue;
+    if (s.profile == "none" || rerun_reason(s)) continue;
     if (heaviest == nullptr || (s.profile == "burst") > (heaviest->profile == "burst") ||
         ((s.profile == "burst") == (heaviest->profile == "burst") && s.load_share > heaviest->load_share)) {
       heaviest = &s;
@@ -93,12 +83,23 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
   const std::string dir = options.out.empty() ? config.out : options.out;
   fs::create_directories(dir);
   DirectoryLock lock(dir);
-  fs::copy_file(config.path, fs::path(dir) / "experiment.toml", fs::copy_options::overwrite_existing);
-
   const std::vector<StepPlan> steps = plan_steps(config, dir);
   std::size_t kept = 0;
   if (!options.fresh) {
-    for (const auto& s : steps) kept += step_status(s.dir) == "ok" ? 1 : 0;
+    for (const auto& s : steps) kept += rerun_reason(s) ? 0 : 1;
+  }
+  // Kept steps stand for the config only if it still asks what they measured.
+  const fs::path earlier = fs::path(dir) / "experiment.toml";
+  if (kept > 0 && fs::exists(earlier) && !fs::equivalent(earlier, config.path)) {
+    if (const auto changes = config_changes(earlier.string(), config.path); !changes.empty()) {
+      throw UsageError(fmt::format(
+          "{}: its {} completed steps ran another config than {}: {}. Run with --fresh to run every step again, or "
+          "give another --out",
+          dir, kept, config.path, fmt::join(changes, "; ")));
+    }
+  }
+  if (!fs::exists(earlier) || !fs::equivalent(earlier, config.path)) {
+    fs::copy_file(config.path, earlier, fs::copy_options::overwrite_existing);
   }
   out << fmt::format("# xtk-run {}: {} steps ({} kept from an earlier run) in {}\n", config.name, steps.size(), kept,
                      dir);
@@ -115,9 +116,13 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
       const std::string label = fmt::format("[{}/{}] {} {} {:.0f}% of {:.2f} Gbit/s", number, steps.size(),
                                             fs::path(s.dir).parent_path().parent_path().filename().string(), s.profile,
                                             s.load_share * 100, config.link_bps / 1e9);
-      if (!options.fresh && step_status(s.dir) == "ok") {
-        out << label << ": kept\n";
-        continue;
+      if (!options.fresh) {
+        const auto why = rerun_reason(s);
+        if (!why) {
+          out << label << ": kept\n";
+          continue;
+        }
+        if (!why->empty()) out << label << ": runs again: " << *why << "\n";
       }
       if (live) std::cerr << label << " ..." << std::flush;
       const auto outcome = run_step(config, *executor, s, provenance, interrupt);

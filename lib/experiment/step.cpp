@@ -290,6 +290,7 @@ class Step {
     nlohmann::json j = analysis::run_json_object(info);
     j["model_profile"] = plan_.model;
     j["cross_traffic"]["load_share"] = plan_.load_share;
+    if (cross_traffic()) j["cross_traffic"]["seed"] = plan_.seed;  // its schedule's (xtk-gen --seed)
     // Beyond what analysis reads: enough to rerun the step from its log.
     auto roles = nlohmann::json::array();
     for (const auto& role : roles_) {

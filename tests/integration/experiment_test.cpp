@@ -189,6 +189,17 @@ TEST_F(Experiment, InterruptedRunResumesToACompleteDirectory) {
   for (const char* step : {"none/step00", "consistent/step01", "consistent/step02"}) {
     EXPECT_EQ(run_json(fs::path(exp()) / "tiny-mlp" / step)["status"], "ok") << step;
   }
+  // Another seed is another experiment: its steps are not these, and nothing recorded is lost.
+  std::ifstream in(cfg);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("[experiment]\n"), 13, "[experiment]\nseed = 2\n");
+  const std::string other = (dir_ / "seed2.toml").string();
+  std::ofstream(other) << text;
+  const auto refused = run_command(xtk_run(other), 60s);
+  EXPECT_EQ(refused.exit_status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("[experiment] seed was absent, is 2"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("--fresh"), std::string::npos) << refused.output;
+  EXPECT_EQ(run_json(fs::path(exp()) / "tiny-mlp/consistent/step02")["cross_traffic"]["seed"], 3);
 }
 
 TEST_F(Experiment, KilledRankFailsItsStepByName) {

@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "experiment/config.hpp"
@@ -180,6 +185,67 @@ TEST(ExperimentPlan, OneBaselinePerModelThenEveryProfileAndLoad) {
   EXPECT_EQ(other[9].seed, (std::uint64_t{1} << 32) + 11);
   c.seed = 3;
   EXPECT_EQ(plan_steps(c, "exp")[0].seed, (std::uint64_t{2} << 32) + 3);
+}
+
+// Resuming keeps a step only for the config that planned it: the config's
+// measuring keys must be the same (the earlier experiment.toml against the
+// new), and each step's record must hold its plan's model, profile, load and seed.
+TEST(ExperimentPlan, ResumeKeepsOnlyStepsOfThisPlan) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("xtk_resume_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string base =
+      write("a.toml",
+            "# the run\n[experiment]\nlink = \"1G\"\nseed = 1\nstep_timeout = \"60s\"\n"
+            "[training]\nmodel = \"" XTK_TINY_MODEL "\"\n[cross_traffic]\nloads = [0, 0.3]\nprofiles = [\"burst\"]\n");
+  // Comments, order, and the keys that choose steps or bound their time: no change.
+  const std::string same = write("b.toml",
+                                 "[cross_traffic]\nprofiles = [\"burst\", \"consistent\"]\nloads = [0, 0.3, 0.6]\n"
+                                 "[experiment]\nseed = 1\nstep_timeout = \"2h\"\nlink = \"1G\"\n"
+                                 "[training]\nmodel = \"" XTK_TINY_MODEL "\"\n");
+  EXPECT_EQ(config_changes(base, same), std::vector<std::string>{});
+  const std::string other =
+      write("c.toml", "[experiment]\nlink = \"10G\"\nseed = 2\n[training]\nmodel = \"" XTK_TINY_MODEL
+                      "\"\niterations = 20\n[cross_traffic]\nloads = [0, 0.3]\n");
+  EXPECT_EQ(config_changes(base, other),
+            (std::vector<std::string>{"[experiment] link was '1G', is '10G'", "[experiment] seed was 1, is 2",
+                                      "[training] iterations was absent, is 20"}));
+  EXPECT_THROW(config_changes(write("bad.toml", "[experiment\n"), base), InputError);
+
+  auto config = load_experiment_config(base);
+  const auto steps = plan_steps(config, (dir / "exp").string());
+  ASSERT_EQ(steps.size(), 2u);
+  const StepPlan& step = steps[1];
+  EXPECT_EQ(rerun_reason(step), std::string()) << "never run";
+  fs::create_directories(step.dir);
+  const auto record = [&](const nlohmann::json& j) { std::ofstream(step.dir + "/run.json") << j.dump(); };
+  nlohmann::json j = {{"status", "ok"},
+                      {"model_profile", step.model},
+                      {"cross_traffic", {{"profile", "burst"}, {"load_share", 0.3}, {"seed", step.seed}}}};
+  record(j);
+  EXPECT_EQ(rerun_reason(step), std::nullopt);
+  j["status"] = "failed";
+  record(j);
+  EXPECT_EQ(rerun_reason(step), std::string());
+  j["status"] = "ok";
+  j["cross_traffic"]["seed"] = step.seed + 7;
+  record(j);
+  EXPECT_EQ(rerun_reason(step),
+            fmt::format("its schedule drew seed {}, this plan's draws {}", step.seed + 7, step.seed));
+  j["cross_traffic"]["seed"] = step.seed;
+  j["cross_traffic"]["load_share"] = 0.6;
+  record(j);
+  EXPECT_EQ(rerun_reason(step), "its record is of " + step.model + " burst at 60 % of the link, this plan's of " +
+                                    step.model + " burst at 30 %");
+  j["cross_traffic"].erase("seed");  // an older build's record: taken as planned
+  j["cross_traffic"]["load_share"] = 0.3;
+  record(j);
+  EXPECT_EQ(rerun_reason(step), std::nullopt);
+  fs::remove_all(dir);
 }
 
 // Every config shipped in configs/experiments loads and plans its steps: a

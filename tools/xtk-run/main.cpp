@@ -13,7 +13,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "Run an experiment: for every model, a zero-load step, then each cross-traffic profile at each load,\n"
       "recording iterations, flows and counters per step; then print xtk-analyze's tables (with repetitions,\n"
       "each repetition's, then the congestion point over them: xtk-analyze spread).\n"
-      "Completed steps are kept: rerun the same command to resume after Ctrl-C or a failure. A config's\n"
+      "Completed steps are kept: rerun the same command to resume after Ctrl-C or a failure (a config that\n"
+      "changed what they measured is refused: --fresh, or another --out). A config's\n"
       "emulate_link runs a faster cluster's job on a slower testbed (docs/experiments.md).\n\n"
       "  xtk-run configs/experiments/seed-001.toml",
       "xtk-run"};
