@@ -23,11 +23,16 @@ import math
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+    import pandas as pd
+except ImportError as missing:
+    # A GPU host's Python often lacks them: say so in one line, not a traceback.
+    sys.exit(f"plot.py: error: {sys.executable} has no {missing.name} (Debian: python3-matplotlib and "
+             "python3-pandas); the tables are complete: draw the figures where it has them")
 
 PROFILE_STYLE = {"consistent": ("tab:blue", "o"), "burst": ("tab:red", "s"), "long-lived": ("tab:green", "^")}
 

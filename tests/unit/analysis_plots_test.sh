@@ -33,6 +33,12 @@ if "$py" "$root/analysis/plot.py" flow-throughput "$exp/toy-consistent-05" -o "$
   exit 1
 fi
 grep -q "per-flow throughput needs trace bins" "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+# A Python without matplotlib (-S: no site packages, as a GPU host's may be) says so in one line.
+if "$py" -S "$root/analysis/plot.py" spread "$tmp/spread" -o "$tmp/none.png" 2>"$tmp/err"; then
+  echo "analysis_plots: plot.py without matplotlib did not fail" >&2
+  exit 1
+fi
+[[ $(wc -l <"$tmp/err") == 1 ]] && grep -q "has no matplotlib" "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 # `all` on such a step draws the others and says which it left out.
 "$py" "$root/analysis/plot.py" all --tables "$tmp/tables" --step "$exp/toy-consistent-05" -o "$tmp/no-bins" >"$tmp/out"
 grep -q "no flow-throughput figure: .*toy-consistent-05 has no trace bins" "$tmp/out" || { cat "$tmp/out" >&2; exit 1; }
