@@ -13,6 +13,7 @@
 
 #include "analysis/spread.hpp"
 #include "common/run_tool.hpp"
+#include "common/slurp.hpp"
 #include "core/error.hpp"
 
 namespace xtk::analysis {
@@ -22,12 +23,7 @@ namespace fs = std::filesystem;
 
 const std::string kExperiment = std::string(XTK_ANALYSIS_DATA) + "/exp";
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using xtk::testing::slurp;
 
 void replace_in(const fs::path& file, const std::string& from, const std::string& to) {
   std::string text = slurp(file);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "analysis/tables.hpp"
+#include "common/slurp.hpp"
 #include "core/error.hpp"
 
 namespace xtk::analysis {
@@ -48,12 +49,7 @@ const NamedTable& table(const std::vector<NamedTable>& tables, const std::string
   throw std::runtime_error("no table " + name);
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using xtk::testing::slurp;
 
 std::string error_of(const std::string& dir) {
   try {

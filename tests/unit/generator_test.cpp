@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/slurp.hpp"
 #include "core/error.hpp"
 #include "workload/generator.hpp"
 
@@ -41,12 +42,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using xtk::testing::slurp;
 
 }  // namespace
 

@@ -5,18 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/slurp.hpp"
 #include "flow/summary.hpp"
 #include "formats/flow_records.hpp"
 
 namespace xtk {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using xtk::testing::slurp;
 
 FlowRecord ok_flow(std::uint64_t id, std::uint64_t size, std::int64_t sched, std::int64_t late, std::int64_t fct) {
   FlowRecord r;

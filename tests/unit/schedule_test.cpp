@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/slurp.hpp"
 #include "core/error.hpp"
 #include "workload/schedule.hpp"
 
@@ -14,12 +15,7 @@ std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("xtk_test_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using xtk::testing::slurp;
 
 std::string read_error(const std::string& text) {
   try {
