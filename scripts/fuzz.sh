@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (tests/fuzz) with clang and runs each one for a
 # while from a copy of its seed corpus.
 #
-#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector and fuzz_replay_trace, 30 s each
+#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector, fuzz_replay_trace and fuzz_experiment_config, 30 s each
 #   FUZZ_SECONDS=300 scripts/fuzz.sh fuzz_cdf
 #
 # Prints "fuzz <name>: <runs> runs, ok" per target. On a crash it prints the
@@ -14,18 +14,19 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${FUZZ_SECONDS:-30}
 jobs=${FUZZ_JOBS:-2}
 build=$root/build/fuzz
+all=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector fuzz_replay_trace fuzz_experiment_config)
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector fuzz_replay_trace)
+[[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
 if ! [[ $seconds =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz.sh: FUZZ_SECONDS must be a positive whole number of seconds, not '$seconds'" >&2
   exit 2
 fi
 for t in "${targets[@]}"; do
-  case $t in
-    fuzz_cdf | fuzz_schedule | fuzz_run_files | fuzz_dissector | fuzz_replay_trace) ;;
-    *) echo "fuzz.sh: unknown target '$t' (fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector, fuzz_replay_trace)" >&2; exit 2 ;;
-  esac
+  if [[ " ${all[*]} " != *" $t "* ]]; then
+    echo "fuzz.sh: unknown target '$t' (${all[*]})" >&2
+    exit 2
+  fi
 done
 for tool in clang clang++ cmake; do
   command -v "$tool" >/dev/null || { echo "fuzz.sh: $tool not found (needs clang with libFuzzer: libclang-rt-dev)" >&2; exit 2; }
@@ -59,6 +60,8 @@ for name in "${targets[@]}"; do
   work=$tmp/$name
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$root/tests/fuzz/corpus/${name#fuzz_}/." "$work/corpus/" -R
+  # The shipped configs seed the config reader's corpus where they are kept.
+  [[ $name != fuzz_experiment_config ]] || cp "$root"/configs/experiments/*.toml "$work/corpus/"
   bin=$build/tests/fuzz/$name
   rc=0
   # cwd is the temp dir so nothing libFuzzer writes can land in the repo.
