@@ -242,9 +242,23 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   if (r.node(e, "emulation") && !c.emulation.on()) {
     r.fail(r.node(e, "emulation"), "'emulation' needs 'emulate_link', the emulated cluster's link rate");
   }
+  // Beyond this, the scaled flows, gradients and times stop meaning anything
+  // (a flow of under a byte, a compute of days); it also keeps them finite.
+  constexpr double kMostEmulationRatio = 1e4;
+  if (const double ratio = c.emulation.link_bps / c.link_bps;
+      c.emulation.on() && c.link_bps > 0 && (ratio > kMostEmulationRatio || ratio < 1 / kMostEmulationRatio)) {
+    r.fail(r.node(e, "emulate_link"), fmt::format("'emulate_link' is {:.3g} times 'link': emulate a cluster within "
+                                                  "{:g} times the testbed's link either way",
+                                                  ratio, kMostEmulationRatio));
+  }
   if (const auto* n = r.node(e, "bottleneck_buffer"); n != nullptr && c.link_bps > 0) {
     if (c.executor != ExecutorKind::netns) {
       r.fail(n, "'bottleneck_buffer' sets the netns testbed's queue: a real switch's buffer is its own");
+    }
+    // A bfifo's limit is a 32-bit count of bytes.
+    constexpr double kMostQueueBytes = 4294967295.0;
+    if (static_cast<double>(c.bottleneck_buffer_bytes) * c.emulation.byte_scale(c.link_bps) > kMostQueueBytes) {
+      r.fail(n, "'bottleneck_buffer' is more than the testbed's queue can hold (4 GiB on the testbed)");
     }
     const auto least = TestbedSpec{}.min_queue_bytes();
     if (c.testbed_buffer_bytes() < least) {

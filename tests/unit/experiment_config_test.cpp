@@ -59,6 +59,13 @@ TEST(ExperimentConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("[experiment]\nemulation = \"time\"\n"),
             "e.toml:2: 'emulation' needs 'emulate_link', the emulated cluster's link rate");
   EXPECT_EQ(error_of("[experiment]\nemulate_link = \"0\"\n"), "e.toml:2: 'emulate_link' must be above 0");
+  // Found by fuzz_experiment_config: an absurd ratio overflowed the buffer's conversion.
+  EXPECT_EQ(error_of("[experiment]\nlink = \"29G\"\nemulate_link = \"2555555555555555555555555555555551\"\n"
+                     "bottleneck_buffer = \"16MB\"\n"),
+            "e.toml:3: 'emulate_link' is 8.81e+22 times 'link': emulate a cluster within 10000 times the testbed's "
+            "link either way");
+  EXPECT_EQ(error_of("[experiment]\nlink = \"1G\"\nemulate_link = \"25G\"\nbottleneck_buffer = \"100TB\"\n"),
+            "e.toml:4: 'bottleneck_buffer' is more than the testbed's queue can hold (4 GiB on the testbed)");
   EXPECT_EQ(error_of("[experiments]\n"), "e.toml:1: unknown table or key 'experiments'");
   EXPECT_NE(error_of("[experiment\n").find("e.toml:1:"), std::string::npos);
   EXPECT_EQ(error_of("[experiment]\nexecutor = \"hosts\"\n"),
