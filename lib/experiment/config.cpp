@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -67,13 +68,25 @@ class Reader {
       out = node->as_boolean()->get();
     } else if constexpr (std::is_same_v<T, double>) {
       if (!node->is_number()) fail(node, fmt::format("'{}' must be a number", key));
-      out = node->value<double>().value();
+      out = number(*node);
     } else {
-      if (!node->is_integer() || node->as_integer()->get() < 0) {
-        fail(node, fmt::format("'{}' must be a whole number >= 0", key));
-      }
-      out = static_cast<T>(node->as_integer()->get());
+      out = whole_number<T>(*node, fmt::format("'{}'", key));
     }
+  }
+
+  // An integer or a float as a double (toml++'s value<double>() refuses
+  // integers a double cannot hold exactly).
+  static double number(const toml::node& node) {
+    return node.is_integer() ? static_cast<double>(node.as_integer()->get()) : node.as_floating_point()->get();
+  }
+
+  template <typename T>
+  T whole_number(const toml::node& node, std::string_view what) const {
+    if (!node.is_integer() || node.as_integer()->get() < 0 ||
+        static_cast<std::uint64_t>(node.as_integer()->get()) > std::numeric_limits<T>::max()) {
+      fail(&node, fmt::format("{} must be a whole number from 0 to {}", what, std::numeric_limits<T>::max()));
+    }
+    return static_cast<T>(node.as_integer()->get());
   }
 
   // A duration or rate given as a string with units; `parse` throws UsageError.
@@ -107,7 +120,7 @@ class Reader {
     out.clear();
     for (const auto& item : *node->as_array()) {
       if (!item.is_number()) fail(&item, fmt::format("'{}' must be a list of numbers", key));
-      out.push_back(item.value<double>().value());
+      out.push_back(number(item));
     }
   }
 
@@ -117,10 +130,7 @@ class Reader {
     if (!node->is_array()) fail(node, fmt::format("'{}' must be a list of whole numbers", key));
     out.clear();
     for (const auto& item : *node->as_array()) {
-      if (!item.is_integer() || item.as_integer()->get() < 0) {
-        fail(&item, fmt::format("'{}' must be a list of whole numbers >= 0", key));
-      }
-      out.push_back(static_cast<std::uint32_t>(item.as_integer()->get()));
+      out.push_back(whole_number<std::uint32_t>(item, fmt::format("each of '{}'", key)));
     }
   }
 

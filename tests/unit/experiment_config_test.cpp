@@ -141,7 +141,13 @@ TEST(ExperimentConfig, GpuRanksAndTrainingScripts) {
 TEST(ExperimentConfig, GpuAndScriptErrorsNameTheLine) {
   EXPECT_EQ(error_of("[training]\nranks = 3\ngpus = [0, 1]\n"),
             "e.toml:3: 'gpus' lists 2 GPUs for 3 ranks on one host: give one per rank (ranks may share one: [0, 0])");
-  EXPECT_EQ(error_of("[training]\ngpus = [0, -1]\n"), "e.toml:2: 'gpus' must be a list of whole numbers >= 0");
+  EXPECT_EQ(error_of("[training]\ngpus = [0, -1]\n"),
+            "e.toml:2: each of 'gpus' must be a whole number from 0 to 4294967295");
+  // Found by fuzz_experiment_config: a whole number a double cannot hold exactly, and one past 32 bits.
+  EXPECT_EQ(error_of("[cross_traffic]\nloads = [0, 1, 555555555555555550]\n"),
+            "e.toml:2: load 5.555555555555555e+17 is not a share of the link (0 to 1.5)");
+  EXPECT_EQ(error_of("[training]\nranks = 4294967298\n"),
+            "e.toml:2: 'ranks' must be a whole number from 0 to 4294967295");
   EXPECT_EQ(error_of("[training]\ncommand = \"  \"\n"),
             "e.toml:2: 'command' is empty: give the training script's command line, or leave it out");
   EXPECT_EQ(error_of("[training]\nbackend = \"mpi\"\n"), "e.toml:2: backend 'mpi': use gloo or nccl");
