@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (tests/fuzz) with clang and runs each one for a
 # while from a copy of its seed corpus.
 #
-#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector, fuzz_replay_trace and fuzz_experiment_config, 30 s each
+#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector, fuzz_replay_trace, fuzz_experiment_config and fuzz_model_profile, 30 s each
 #   FUZZ_SECONDS=300 scripts/fuzz.sh fuzz_cdf
 #
 # Prints "fuzz <name>: <runs> runs, ok" per target. On a crash it prints the
@@ -14,7 +14,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${FUZZ_SECONDS:-30}
 jobs=${FUZZ_JOBS:-2}
 build=$root/build/fuzz
-all=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector fuzz_replay_trace fuzz_experiment_config)
+all=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector fuzz_replay_trace fuzz_experiment_config fuzz_model_profile)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
@@ -60,8 +60,9 @@ for name in "${targets[@]}"; do
   work=$tmp/$name
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$root/tests/fuzz/corpus/${name#fuzz_}/." "$work/corpus/" -R
-  # The shipped configs seed the config reader's corpus where they are kept.
+  # The shipped configs and profiles seed their readers' corpora where they are kept.
   [[ $name != fuzz_experiment_config ]] || cp "$root"/configs/experiments/*.toml "$work/corpus/"
+  [[ $name != fuzz_model_profile ]] || cp "$root"/configs/models/*.csv "$work/corpus/"
   bin=$build/tests/fuzz/$name
   rc=0
   # cwd is the temp dir so nothing libFuzzer writes can land in the repo.

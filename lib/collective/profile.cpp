@@ -18,6 +18,7 @@ namespace {
 
 constexpr const char* kMagic = "# xtk-model-profile";
 constexpr const char* kColumns = "name,numel,dtype";
+constexpr std::uint64_t kMostNumel = std::uint64_t{1} << 48;
 
 std::vector<std::string> split_fields(const std::string& line) {
   std::vector<std::string> fields;
@@ -59,8 +60,11 @@ ModelProfile scale_profile(const ModelProfile& profile, double factor) {
   if (!(factor > 0)) throw UsageError(fmt::format("a size scale must be above 0, not {}", factor));
   ModelProfile scaled = profile;
   for (auto& t : scaled.tensors) {
-    t.numel =
-        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(static_cast<double>(t.numel) * factor)));
+    const double numel = static_cast<double>(t.numel) * factor;
+    if (numel >= 0x1p63) {
+      throw UsageError(fmt::format("tensor '{}' of {} elements x {} is past 2^63 elements", t.name, t.numel, factor));
+    }
+    t.numel = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(numel)));
   }
   return scaled;
 }
@@ -68,6 +72,10 @@ ModelProfile scale_profile(const ModelProfile& profile, double factor) {
 ModelProfile read_profile(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("{}: cannot open the model profile", path));
+  return parse_profile(in, path);
+}
+
+ModelProfile parse_profile(std::istream& in, const std::string& path) {
   ModelProfile p;
   p.source = path;
   p.model = std::filesystem::path(path).stem().string();
@@ -136,8 +144,10 @@ ModelProfile read_profile(const std::string& path) {
       throw InputError(path, number, fmt::format("tensor '{}' is listed twice", t.name));
     const auto& numel = fields[1];
     auto [ptr, ec] = std::from_chars(numel.data(), numel.data() + numel.size(), t.numel);
-    if (numel.empty() || ec != std::errc() || ptr != numel.data() + numel.size() || t.numel == 0) {
-      throw InputError(path, number, fmt::format("numel '{}' is not a positive integer", numel));
+    // 2^48 elements (a petabyte of fp32) bounds every sum over a profile's tensors.
+    if (numel.empty() || ec != std::errc() || ptr != numel.data() + numel.size() || t.numel == 0 ||
+        t.numel > kMostNumel) {
+      throw InputError(path, number, fmt::format("numel '{}' is not a positive integer up to 2^48", numel));
     }
     try {
       t.type = parse_data_type(fields[2]);

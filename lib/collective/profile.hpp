@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ ModelProfile scale_profile(const ModelProfile& profile, double factor);
 
 // Throws InputError "file:line: ..." for bad content, Error when unreadable.
 ModelProfile read_profile(const std::string& path);
+// The same from a stream; `path` names it in errors and gives the model's
+// default name (its stem).
+ModelProfile parse_profile(std::istream& in, const std::string& path);
 // A file path, or a name looked up as NAME.csv in $XTK_MODEL_PATH, then the
 // source tree's configs/models, then the installed share/xtk/models. Throws
 // UsageError listing where it looked.

@@ -68,7 +68,9 @@ TEST_F(CollectiveProfileFiles, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("# xtk-model-profile\n# format_version=2\n"),
             ":2: format_version 2 is not supported (this xtk reads version 1)");
   EXPECT_EQ(error_of(head + "tensor,size\n"), ":3: expected the column line 'name,numel,dtype[,compute_weight]'");
-  EXPECT_EQ(error_of(head + "name,numel,dtype\na,0,float\n"), ":4: numel '0' is not a positive integer");
+  EXPECT_EQ(error_of(head + "name,numel,dtype\na,0,float\n"), ":4: numel '0' is not a positive integer up to 2^48");
+  EXPECT_EQ(error_of(head + "name,numel,dtype\na,281474976710657,float\n"),
+            ":4: numel '281474976710657' is not a positive integer up to 2^48");
   EXPECT_EQ(error_of(head + "name,numel,dtype\na,1,float\n# comment\na,2,float\n"), ":6: tensor 'a' is listed twice");
   EXPECT_EQ(error_of(head + "name,numel,dtype\na,1\n"), ":4: 2 fields, expected 3");
   EXPECT_EQ(error_of(head + "name,numel,dtype\na b,1,float\n"), ":4: tensor name 'a b' is empty or has spaces or '#'");
@@ -82,6 +84,20 @@ TEST_F(CollectiveProfileFiles, ErrorsNameTheLine) {
   EXPECT_EQ(error_of(head), ":2: no column line: the header must end with 'name,numel,dtype'");
   EXPECT_EQ(error_of(""), ": empty file: not an xtk model profile");
   EXPECT_EQ(error_of(head + "name,numel,dtype\r\na,1,bf16\r\n"), "");  // CRLF and PyTorch's type names read
+}
+
+// `train --size-scale` and the emulation: every tensor scaled and rounded, at
+// least one element; a scale past 2^63 elements is a usage error, not an overflow.
+TEST_F(CollectiveProfileFiles, ScaledTensorsStayWholeAndInRange) {
+  const std::string head = "# xtk-model-profile\n# format_version=1\nname,numel,dtype\n";
+  const auto p = read_profile(write(head + "a,10,float\nb,1000,float\n"));
+  const auto scaled = scale_profile(p, 0.04);
+  EXPECT_EQ(scaled.tensors[0].numel, 1u);  // 0.4 rounds to 0, kept at 1
+  EXPECT_EQ(scaled.tensors[1].numel, 40u);
+  const auto huge = read_profile(write(head + "a,281474976710656,float\n"));
+  EXPECT_EQ(scale_profile(huge, 1.0).tensors[0].numel, 281474976710656u);
+  EXPECT_THROW(scale_profile(huge, 1e5), UsageError);
+  EXPECT_THROW(scale_profile(p, 0), UsageError);
 }
 
 TEST_F(CollectiveProfileFiles, FindsByNameOnTheModelPath) {
