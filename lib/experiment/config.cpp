@@ -197,10 +197,22 @@ std::string_view emulation_method_name(EmulationMethod method) {
 }
 
 ExecutorKind parse_executor(const std::string& name) {
-  if (name == "netns") return ExecutorKind::netns;
-  if (name == "slurm") return ExecutorKind::slurm;
-  if (name == "hosts") return ExecutorKind::hosts;
+  for (const auto kind : {ExecutorKind::netns, ExecutorKind::slurm, ExecutorKind::hosts}) {
+    if (name == executor_name(kind)) return kind;
+  }
   throw UsageError(fmt::format("executor '{}': use netns, slurm or hosts", name));
+}
+
+std::string_view executor_name(ExecutorKind kind) {
+  switch (kind) {
+    case ExecutorKind::netns:
+      return "netns";
+    case ExecutorKind::slurm:
+      return "slurm";
+    case ExecutorKind::hosts:
+      return "hosts";
+  }
+  return "?";
 }
 
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source) {

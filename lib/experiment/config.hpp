@@ -128,6 +128,7 @@ ExperimentConfig load_experiment_config(const std::string& path);
 // their time are left out: xtk-run checks each kept step's own plan.
 std::vector<std::string> config_changes(const std::string& earlier, const std::string& path);
 ExecutorKind parse_executor(const std::string& name);  // throws UsageError
+std::string_view executor_name(ExecutorKind kind);
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
 
 }  // namespace xtk

@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "experiment/hosts_file.hpp"
 #include "testbed/testbed.hpp"
 #include "transport/socket.hpp"
 
@@ -67,7 +68,7 @@ class NetnsExecutor final : public Executor {
     const auto& spec = testbed_->spec();
     const auto& s = spec.shaping.front();
     nlohmann::json d = {
-        {"executor", "netns"},
+        {"executor", std::string(executor_name(ExecutorKind::netns))},
         {"testbed", spec.name},
         {"hosts", spec.hosts},
         {"bottleneck", fmt::format("{}:h0 {:.0f} bit/s ({})", s.where == Shaping::Where::port ? "port" : "nic",
@@ -87,11 +88,6 @@ class NetnsExecutor final : public Executor {
 
  private:
   std::unique_ptr<Testbed> testbed_;
-};
-
-// Lines "name address [interface]"; '#' starts a comment.
-struct HostEntry {
-  std::string name, address, interface = "eth0";
 };
 
 class SlurmExecutor final : public Executor {
@@ -139,7 +135,7 @@ class SlurmExecutor final : public Executor {
   nlohmann::json describe() const override {
     auto nodes = nlohmann::json::array();
     for (const auto& h : hosts_) nodes.push_back({{"node", h.name}, {"address", h.address}});
-    return {{"executor", "slurm"},
+    return {{"executor", std::string(executor_name(ExecutorKind::slurm))},
             {"job", std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : ""},
             {"nodes", nodes},
             {"start_latency_ns", start_latency_ns()}};
@@ -165,19 +161,7 @@ class HostsExecutor final : public Executor {
     if (!ssh_config_.empty() && ::access(ssh_config_.c_str(), R_OK) != 0) {
       throw Error(fmt::format("{}: [hosts] ssh_config '{}': {}", config.path, ssh_config_, std::strerror(errno)));
     }
-    std::ifstream in(config.hosts.file);
-    if (!in) throw Error(fmt::format("{}: cannot open the hosts file", config.hosts.file));
-    std::uint64_t line_no = 0;
-    for (std::string line; std::getline(in, line);) {
-      ++line_no;
-      line = line.substr(0, line.find('#'));
-      std::istringstream fields(line);
-      HostEntry h;
-      if (!(fields >> h.name)) continue;
-      if (!(fields >> h.address)) throw InputError(config.hosts.file, line_no, "expected 'name address [interface]'");
-      fields >> h.interface;
-      hosts_.push_back(h);
-    }
+    hosts_ = read_hosts_file(config.hosts.file);
     if (hosts_.size() < hosts) {
       throw Error(
           fmt::format("{}: the experiment needs {} hosts, the file lists {}", config.hosts.file, hosts, hosts_.size()));
@@ -206,7 +190,9 @@ class HostsExecutor final : public Executor {
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
       hosts.push_back({{"name", hosts_[i].name}, {"address", hosts_[i].address}, {"clock_offset_ns", offsets_[i]}});
     }
-    nlohmann::json j = {{"executor", "hosts"}, {"hosts", hosts}, {"start_latency_ns", start_latency_ns()}};
+    nlohmann::json j = {{"executor", std::string(executor_name(ExecutorKind::hosts))},
+                        {"hosts", hosts},
+                        {"start_latency_ns", start_latency_ns()}};
     if (!ssh_config_.empty()) j["ssh_config"] = ssh_config_;
     return j;
   }
@@ -230,7 +216,13 @@ class HostsExecutor final : public Executor {
     const std::string out = run_checked(ssh(address, "date +%s%N"), std::chrono::seconds(20));
     const std::int64_t after = realtime_ns();
     slowest_round_trip_ns_ = std::max(slowest_round_trip_ns_, after - before);
-    return std::stoll(out) - (before + after) / 2;
+    std::int64_t remote = 0;
+    const auto [end, ec] = std::from_chars(out.data(), out.data() + out.size(), remote);
+    if (ec != std::errc() || (end != out.data() + out.size() && *end != '\n')) {
+      throw Error(fmt::format("{}: 'date +%s%N' printed '{}', not the time in nanoseconds (a GNU date is needed)",
+                              address, out.substr(0, 80)));
+    }
+    return remote - (before + after) / 2;
   }
   std::string ssh_config_;
   std::vector<HostEntry> hosts_;

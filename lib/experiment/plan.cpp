@@ -25,6 +25,7 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
   // (xtk-gen draws the same flows at another load, scaled to it), so runs
   // "with other seeds" would share their draws. Seed 1 keeps 1 + k.
   std::uint64_t seed = config.seed + (config.seed - 1) * kSeedBlock;
+  const std::string executor(executor_name(config.executor));
   std::vector<std::string> names;  // the models' names, as the step directories use them
   for (const auto& model : config.training.models) names.push_back(read_model_totals(model).name);
   for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
@@ -32,14 +33,14 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
     for (std::size_t m = 0; m < names.size(); ++m) {
       const std::string& model = config.training.models[m];
       // One zero-load baseline per model opens every profile's series.
-      steps.push_back({model, "none", 0, 0.0, fmt::format("{}/{}/none/step00", dir, names[m]), seed++, rep});
+      steps.push_back({model, "none", 0, 0.0, fmt::format("{}/{}/none/step00", dir, names[m]), seed++, rep, executor});
       for (const auto& profile : config.cross_traffic.profiles) {
         std::uint32_t index = 0;
         for (double load : config.cross_traffic.loads) {
           if (load <= 0) continue;  // the baseline already covers it
           ++index;
           steps.push_back({model, profile, index, load,
-                           fmt::format("{}/{}/{}/step{:02}", dir, names[m], profile, index), seed++, rep});
+                           fmt::format("{}/{}/{}/step{:02}", dir, names[m], profile, index), seed++, rep, executor});
         }
       }
     }
@@ -68,6 +69,11 @@ std::optional<std::string> rerun_reason(const StepPlan& step) {
                        load * 100, step.model, step.profile, step.load_share * 100);
   }
   if (seed != step.seed) return fmt::format("its schedule drew seed {}, this plan's draws {}", seed, step.seed);
+  // Another executor is another testbed (`xtk-run --executor` overrides the config's).
+  const auto& ran_on = record.value("executor", nlohmann::json::object());
+  const std::string executor = ran_on.is_object() ? ran_on.value("executor", step.executor) : step.executor;
+  if (executor != step.executor)
+    return fmt::format("it ran on executor {}, this plan's runs on {}", executor, step.executor);
   return std::nullopt;
 }
 

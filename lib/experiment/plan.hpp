@@ -20,6 +20,7 @@ struct StepPlan {
   std::string dir;         // the step directory
   std::uint64_t seed = 0;  // of its schedule
   std::uint32_t repetition = 1;
+  std::string executor = "netns";  // where it runs: netns, slurm or hosts (the config's executor)
 };
 
 // Each config seed owns this many step seeds: seed s's steps draw from
@@ -28,7 +29,7 @@ inline constexpr std::uint64_t kSeedBlock = std::uint64_t{1} << 32;
 
 std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir);
 // Resuming: nothing when the step's directory holds a completed run of this
-// very step (run.json "ok", with its model, profile, load and seed); else why
+// very step (run.json "ok", with its model, profile, load, seed and executor); else why
 // it runs again, empty when there is nothing to say (never run, failed or
 // interrupted) and otherwise what its record holds instead.
 std::optional<std::string> rerun_reason(const StepPlan& step);

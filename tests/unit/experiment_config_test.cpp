@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "experiment/config.hpp"
+#include "experiment/hosts_file.hpp"
 #include "experiment/plan.hpp"
 
 namespace xtk {
@@ -254,11 +256,68 @@ TEST(ExperimentPlan, ResumeKeepsOnlyStepsOfThisPlan) {
   record(j);
   EXPECT_EQ(rerun_reason(step), "its record is of " + step.model + " burst at 60 % of the link, this plan's of " +
                                     step.model + " burst at 30 %");
-  j["cross_traffic"].erase("seed");  // an older build's record: taken as planned
   j["cross_traffic"]["load_share"] = 0.3;
+  j["executor"] = {{"executor", "hosts"}};  // xtk-run --executor hosts, the same config
+  record(j);
+  EXPECT_EQ(rerun_reason(step), "it ran on executor hosts, this plan's runs on netns");
+  j["executor"]["executor"] = "netns";
+  record(j);
+  EXPECT_EQ(rerun_reason(step), std::nullopt);
+  j.erase("executor");
+  j["cross_traffic"].erase("seed");  // an older build's record: taken as planned
   record(j);
   EXPECT_EQ(rerun_reason(step), std::nullopt);
   fs::remove_all(dir);
+}
+
+TEST(HostsFile, NamesAddressesAndInterfacesInRankOrder) {
+  std::istringstream in(
+      "# name address interface\n"
+      "gpu0  10.0.0.11  ens1f0\n"
+      "\n"
+      "gpu1\t10.0.0.12   # the interface is eth0 by default\n"
+      "xt node3.example.org ib0\r\n");
+  const auto hosts = parse_hosts_file(in, "hosts.txt");
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[0].name, "gpu0");
+  EXPECT_EQ(hosts[0].address, "10.0.0.11");
+  EXPECT_EQ(hosts[0].interface, "ens1f0");
+  EXPECT_EQ(hosts[1].address, "10.0.0.12");
+  EXPECT_EQ(hosts[1].interface, "eth0");
+  EXPECT_EQ(hosts[2].name, "xt");
+  EXPECT_EQ(hosts[2].interface, "ib0");
+}
+
+TEST(HostsFile, ErrorsNameTheLine) {
+  const auto error_of = [](const std::string& text) -> std::string {
+    std::istringstream in(text);
+    try {
+      parse_hosts_file(in, "hosts.txt");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(error_of("h0 10.0.0.1\nh1\n"), "hosts.txt:2: expected 'name address [interface]'");
+  EXPECT_EQ(error_of("h0 10.0.0.1 eth0 extra\n"),
+            "hosts.txt:1: expected 'name address [interface]', found a fourth field 'extra'");
+  EXPECT_EQ(error_of("h0 10.0.0.1\n# h1\nh0 10.0.0.2\n"), "hosts.txt:3: host 'h0' is listed twice");
+  EXPECT_EQ(error_of("a,b 10.0.0.1\n"), "hosts.txt:1: host name 'a,b' has a ','");
+  EXPECT_EQ(error_of("h0 -oProxyCommand=x\n"),
+            "hosts.txt:1: address '-oProxyCommand=x' begins with '-': ssh would read it as an option");
+  EXPECT_EQ(error_of("h0 10.0.0.1 a-very-long-interface\n"),
+            "hosts.txt:1: interface 'a-very-long-interface' is not a network device's name (1 to 15 characters, "
+            "no '/' or ':')");
+  EXPECT_EQ(error_of("h0 10.0.0.1 eth0:1\n"),
+            "hosts.txt:1: interface 'eth0:1' is not a network device's name (1 to 15 characters, no '/' or ':')");
+  EXPECT_EQ(error_of("h0 10.0.0.1 ..\n"),
+            "hosts.txt:1: interface '..' is not a network device's name (1 to 15 characters, no '/' or ':')");
+  try {
+    read_hosts_file("/nonexistent/hosts.txt");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/hosts.txt: cannot open the hosts file");
+  }
 }
 
 // Every config shipped in configs/experiments loads and plans its steps: a
