@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz) with clang and runs each one for a
-# while from a copy of its seed corpus.
+# Builds the libFuzzer targets (tests/fuzz) in the clang sanitizer tree
+# (scripts/build.sh asan: ASan+UBSan, -O0) and runs each one for a while from a
+# copy of its seed corpus.
 #
-#   scripts/fuzz.sh                  # fuzz_cdf, fuzz_schedule, fuzz_run_files, fuzz_dissector, fuzz_replay_trace, fuzz_experiment_config and fuzz_model_profile, 30 s each
+#   scripts/fuzz.sh                  # every target in `all` below, 30 s each
 #   FUZZ_SECONDS=300 scripts/fuzz.sh fuzz_cdf
 #
 # Prints "fuzz <name>: <runs> runs, ok" per target. On a crash it prints the
 # sanitizer report, the crash file's path (kept in a temp dir, never in the
-# repo) and how to replay it, and exits 1. Build: build/fuzz, -j${FUZZ_JOBS:-2}.
+# repo) and how to replay it, and exits 1. Build: build/asan, -j${FUZZ_JOBS:-2}.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${FUZZ_SECONDS:-30}
 jobs=${FUZZ_JOBS:-2}
-build=$root/build/fuzz
-all=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector fuzz_replay_trace fuzz_experiment_config fuzz_model_profile)
+build=$root/build/asan
+all=(fuzz_cdf fuzz_schedule fuzz_run_files fuzz_dissector fuzz_replay_trace fuzz_experiment_config fuzz_model_profile fuzz_hosts_file)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
@@ -28,27 +29,13 @@ for t in "${targets[@]}"; do
     exit 2
   fi
 done
-for tool in clang clang++ cmake; do
-  command -v "$tool" >/dev/null || { echo "fuzz.sh: $tool not found (needs clang with libFuzzer: libclang-rt-dev)" >&2; exit 2; }
-done
-
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/xtk-fuzz.XXXXXX")
 keep=0
 trap '[[ $keep == 1 ]] || rm -rf "$tmp"' EXIT
 
-# The libraries get coverage instrumentation and the sanitizers without
-# libFuzzer's main; tests/fuzz/CMakeLists.txt links libFuzzer into the targets.
-# Line tables are all a crash report needs (file:line), and build faster than -g.
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-if ! CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" -DXTK_FUZZ=ON -DXTK_TESTS=OFF -DXTK_NCCL=OFF -DCMAKE_CXX_FLAGS="$flags" >"$tmp/configure.log" 2>&1; then
-  cat "$tmp/configure.log" >&2
-  echo "fuzz.sh: configuring $build failed" >&2
-  exit 2
-fi
-if ! cmake --build "$build" -j"$jobs" --target "${targets[@]}" >"$tmp/build.log" 2>&1; then
+if ! JOBS=$jobs bash "$root/scripts/build.sh" asan "${targets[@]}" >"$tmp/build.log" 2>&1; then
   cat "$tmp/build.log" >&2
-  echo "fuzz.sh: building ${targets[*]} failed" >&2
+  echo "fuzz.sh: building ${targets[*]} in $build failed" >&2
   exit 2
 fi
 

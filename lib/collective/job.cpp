@@ -15,8 +15,6 @@ namespace {
 
 // Time rank 0 needs to name a culprit after a report (grace + ping), plus slack.
 constexpr std::int64_t kVerdictWaitNs = 4'000'000'000;
-// The watchdog's margin over the timeout: the calls' own timeouts fire first.
-constexpr std::int64_t kWatchdogMarginNs = 10'000'000'000;
 // Clock requests on joining; the shortest round trip gives the offset.
 constexpr int kClockRounds = 16;
 
@@ -95,8 +93,6 @@ void Job::fail(FailKind kind, const std::string& reason) {
 void Job::finish() {
   progress_.set_where("finishing");
   barrier("the end of the run");
-  finished_ = true;
-  if (watchdog_.joinable()) watchdog_.join();
   client_->bye();
   if (server_) server_->wait_done(timeout_ns_);
   client_.reset();

@@ -4,13 +4,11 @@
 // hangs.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collective/control_client.hpp"
@@ -85,8 +83,6 @@ class Job {
   std::mutex hook_mutex_;  // the hook is set by the main thread, run by whichever thread aborts
   std::function<void()> abort_hook_;
   std::uint64_t sequence_ = 0;  // names barriers and gathers identically on every rank
-  std::atomic<bool> finished_{false};
-  std::thread watchdog_;
 };
 
 }  // namespace xtk::collective

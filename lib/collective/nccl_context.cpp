@@ -194,7 +194,6 @@ void NcclContext::wait(const std::vector<cudaStream_t>& to_wait, const std::stri
     while (reached < milestones.size() && cudaEventQuery(milestones[reached]) == cudaSuccess) {
       ++reached;
       deadline = job.deadline();
-      job.progress().touch();
     }
     if (remaining > 0 && monotonic_ns() >= deadline) {
       abort();

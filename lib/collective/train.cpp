@@ -57,8 +57,7 @@ std::vector<char> vote(DataType type, bool stop) {
 class Trainer {
  public:
   Trainer(const TrainOptions& o, const ModelProfile& profile, Backend& backend, Job& job)
-      : options_(o),
-        job_(job),
+      : job_(job),
         plan_(assign_buckets(profile, o.caps)),
         compute_(compute_times(o, profile)),
         engine_(backend.train_engine(plan_.plan)),
@@ -120,7 +119,6 @@ class Trainer {
   }
 
  private:
-  const TrainOptions& options_;
   Job& job_;
   BucketPlan plan_;
   ComputeTimes compute_;
@@ -146,7 +144,6 @@ void wait_for_start(std::int64_t start_realtime_ns, Job& job) {
                             static_cast<double>(now - start_realtime_ns) / 1e9));
   }
   job.progress().set_where("waiting for --start-at");
-  job.progress().idle_until(monotonic_ns() + (start_realtime_ns - now));
   const timespec t = to_timespec(start_realtime_ns);
   while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &t, nullptr) != 0) {
   }
