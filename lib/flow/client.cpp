@@ -66,7 +66,6 @@ nlohmann::json ClientOptions::to_json() const {
 
 namespace {
 
-constexpr std::int64_t kLookaheadNs = 50'000'000;  // flows reach their worker this early
 // The feeder tops the workers' rings up at most this often: well within the
 // look-ahead, and a full ring (kWorkerRingFlows) is tens of milliseconds of
 // work even at a million flows/s. Waking once per flow of a dense schedule
@@ -344,7 +343,8 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
           have = feed.next(plan);
         }
       }
-      while (have && shared.start_mono_ns + plan.sched_ns <= t + kLookaheadNs) {
+      const std::int64_t lookahead = shared.lookahead_ns.load(std::memory_order_relaxed);
+      while (have && shared.start_mono_ns + plan.sched_ns <= t + lookahead) {
         if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
           cancel(plan, "scheduled after --duration");
         } else {
@@ -372,7 +372,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
       if (all_done) break;
       // Sleep until the next flow enters the look-ahead window, from 1 to 5 ms.
       std::int64_t wake = t + 5'000'000;
-      if (have) wake = std::min(wake, shared.start_mono_ns + plan.sched_ns - kLookaheadNs);
+      if (have) wake = std::min(wake, shared.start_mono_ns + plan.sched_ns - lookahead);
       wake = std::max(wake, t + kFeedIntervalNs);
       const timespec ts = to_timespec(wake);
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);

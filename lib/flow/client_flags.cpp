@@ -45,7 +45,8 @@ void add_flags(CLI::App& app, ClientFlags& f) {
                  "destinations, and kept open")
       ->capture_default_str();
   app.add_option("--pool-ahead", f.pool_ahead,
-                 "pool: open a connection ahead for every flow due within this time (0 = only --pool-init spares)")
+                 "pool: open a connection ahead for every flow due within this time, or within twice what recent "
+                 "handshakes took when longer (0 = only --pool-init spares and that)")
       ->capture_default_str();
   app.add_option("--direction", f.direction, "push (client sends the bytes) or pull (servers send them)")
       ->capture_default_str();

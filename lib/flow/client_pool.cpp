@@ -34,10 +34,30 @@ void Worker::Impl::forget_connecting(DestinationState& ds, Connection& c) {
 }
 
 // Handshakes that may still complete soon (not stale).
-std::size_t Worker::Impl::fresh_connecting(const DestinationState& ds, std::int64_t now) {
+std::size_t Worker::Impl::fresh_connecting(const DestinationState& ds, std::int64_t now) const {
+  const std::int64_t patience = stale_connect_ns();
   std::size_t stale = 0;
-  while (stale < ds.connecting.size() && now - ds.connecting[stale]->opened_abs > kStaleConnectNs) ++stale;
+  while (stale < ds.connecting.size() && now - ds.connecting[stale]->opened_abs > patience) ++stale;
   return ds.connecting.size() - stale;
+}
+
+// Whether another connection to `ds` may open for `wanted` flows (and spares):
+// within --pool-limit, and with at most one stale handshake standing in for
+// each wanted one, so slow handshakes at a congested port are not answered
+// with a SYN for every flow every few milliseconds.
+bool Worker::Impl::may_connect(const DestinationState& ds, std::size_t wanted) const {
+  return ds.open < opt.pool_limit && ds.connecting.size() < 2 * wanted;
+}
+
+// Learns what a handshake took (a moving average over about four), and lets
+// the feeder hand flows over early enough for the look-ahead that follows.
+void Worker::Impl::handshake_took(std::int64_t ns) {
+  if (ns >= kSynRetryNs) return;
+  handshake_ns += (ns - handshake_ns) / 4;
+  const std::int64_t lookahead = pool_ahead_ns() + kFeederMarginNs;
+  std::int64_t seen = shared.lookahead_ns.load(std::memory_order_relaxed);
+  while (lookahead > seen && !shared.lookahead_ns.compare_exchange_weak(seen, lookahead)) {
+  }
 }
 
 // Opens a connection to `dst`, with `flow` attached for the per-flow policy.
@@ -93,7 +113,7 @@ void Worker::Impl::feed_connections(std::uint32_t dst, std::int64_t now) {
     }
     return;
   }
-  while (ds.pending.size() > fresh_connecting(ds, now) && ds.open < opt.pool_limit) {
+  while (ds.pending.size() > fresh_connecting(ds, now) && may_connect(ds, ds.pending.size())) {
     open_connection(dst, now, nullptr, false);
     if (ds.next_connect_abs > now) return;
   }
@@ -107,7 +127,8 @@ void Worker::Impl::feed_connections(std::uint32_t dst, std::int64_t now) {
 bool Worker::Impl::top_up(std::uint32_t dst, std::int64_t now) {
   DestinationState& ds = dst_state(dst);
   if (opt.policy != ConnectionPolicy::pool || now < ds.next_connect_abs) return true;
-  while (ds.idle.size() + fresh_connecting(ds, now) < opt.pool_init + ds.upcoming && ds.open < opt.pool_limit) {
+  while (ds.idle.size() + fresh_connecting(ds, now) < opt.pool_init + ds.upcoming &&
+         may_connect(ds, opt.pool_init + ds.upcoming)) {
     if (now + kOpenCostNs + opt.spin_ns >= next_due()) return false;
     open_connection(dst, now, nullptr, false);
     if (ds.next_connect_abs > now) return true;
@@ -127,7 +148,7 @@ void Worker::Impl::short_list(std::uint32_t dst) {
 // `upcoming` and opens the connections they need while there is time.
 void Worker::Impl::open_ahead(std::int64_t now) {
   if (opt.policy != ConnectionPolicy::pool) return;
-  const std::int64_t horizon = relative(now) + opt.pool_ahead_ns;
+  const std::int64_t horizon = relative(now) + pool_ahead_ns();
   while (const PlannedFlow* plan = self.ring_.peek(ahead)) {
     if (plan->sched_ns > horizon) break;
     ++ahead;

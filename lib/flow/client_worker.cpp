@@ -145,6 +145,7 @@ void Worker::Impl::finish(Connection& c, FlowStatus status, std::string error, s
 void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
   DestinationState& ds = dst_state(c.dst);
   if (c.warm) --warm_left;
+  handshake_took(now - c.opened_abs);
   forget_connecting(ds, c);
   ds.backoff_ns = 0;
   ds.failing_since = 0;
@@ -439,7 +440,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       if (ds.next_connect_abs > now) refeed = std::min(refeed, ds.next_connect_abs);
       const std::size_t fresh = fresh_connecting(ds, now);
       if (fresh > 0)
-        refeed = std::min(refeed, ds.connecting[ds.connecting.size() - fresh]->opened_abs + kStaleConnectNs + 1);
+        refeed = std::min(refeed, ds.connecting[ds.connecting.size() - fresh]->opened_abs + stale_connect_ns() + 1);
     }
     wait_and_handle(std::min(deadline, refeed), spin, seen_due);
     now = monotonic_ns();

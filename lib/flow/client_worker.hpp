@@ -2,6 +2,7 @@
 // (client_worker.cpp). Not part of the library's interface.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,10 @@ inline constexpr std::size_t kMaxDestinations = 1 << 16;
 inline constexpr std::size_t kMaxCongestionControls = 64;
 // Flows handed to one worker and not yet started.
 inline constexpr std::size_t kWorkerRingFlows = 1 << 16;
+// The feeder hands flows to their worker this long before their start, or
+// this much before the workers' pool look-ahead when that is longer.
+inline constexpr std::int64_t kFeederLookaheadNs = 50'000'000;
+inline constexpr std::int64_t kFeederMarginNs = 10'000'000;
 // Due flows a worker takes off its ring to wait for a connection, at most:
 // behind that, a client slower than its schedule leaves them on the ring,
 // whose bound then holds the feeder back, and memory stays constant however
@@ -60,13 +65,15 @@ struct Shared {
   std::vector<std::string> congestion_controls;
   std::int64_t start_mono_ns = 0;  // the schedule's time zero on CLOCK_MONOTONIC
   std::atomic<bool> feeding_done{false};
-  std::atomic<bool> stopping{false};               // interrupted: start nothing new
-  std::atomic<std::int64_t> stop_deadline_ns{0};   // then cancel what is still in flight
-  std::atomic<std::uint64_t> connection_waits{0};  // pool: flows that found no idle connection
+  std::atomic<bool> stopping{false};                           // interrupted: start nothing new
+  std::atomic<std::int64_t> stop_deadline_ns{0};               // then cancel what is still in flight
+  std::atomic<std::uint64_t> connection_waits{0};              // pool: flows that found no idle connection
+  std::atomic<std::int64_t> lookahead_ns{kFeederLookaheadNs};  // raised by a worker's pool look-ahead
   std::mutex records_mutex;
   std::vector<FlowRecord> records;  // finished, not yet written
   LateStarts late_starts;           // every worker's, merged at its end (under records_mutex)
-  explicit Shared(const ClientOptions& o) : options(o) {
+  explicit Shared(const ClientOptions& o)
+      : options(o), lookahead_ns(std::max(kFeederLookaheadNs, o.pool_ahead_ns + kFeederMarginNs)) {
     destinations.reserve(kMaxDestinations);
     congestion_controls.reserve(kMaxCongestionControls);
   }

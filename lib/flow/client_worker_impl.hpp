@@ -8,6 +8,7 @@
 // Internal to lib/flow.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -24,10 +25,18 @@
 
 namespace xtk::client_detail {
 
-// A handshake not done after this long may have lost its SYN in a full queue
-// (the kernel retries it only after a second): the pool stops counting on it
-// and opens another, keeping it in case it completes.
+// A handshake not done after this long, nor after twice what recent ones took,
+// may have lost its SYN in a full queue (the kernel retries it only after a
+// second): the pool stops counting on it and opens another, keeping it in case
+// it completes.
 constexpr std::int64_t kStaleConnectNs = 3'000'000;
+// At a congested port a handshake queues behind the data for as long as the
+// queue holds (over 100 ms at 1 Gbit/s): the pool then looks ahead twice what
+// recent handshakes took, when that is more than --pool-ahead, up to this.
+constexpr std::int64_t kMaxPoolAheadNs = 500'000'000;
+// A handshake this long lost its SYN and waited for the kernel's retry: it
+// says nothing of the queue.
+constexpr std::int64_t kSynRetryNs = 900'000'000;
 
 // An eventfd in the worker's epoll set: the feeder rings it to wake the
 // worker early (Worker::handed).
@@ -102,7 +111,8 @@ struct Worker::Impl {
   std::int64_t wait_from = 0, wait_to = 0;  // its last wait on the poller: entered, returned
   bool backlog_full = false;                // due flows left on the ring: kMaxPendingFlows wait for connections
   LateStarts late_starts;
-  bool fifo = false;  // at SCHED_FIFO now (it gives it up while busy)
+  bool fifo = false;              // at SCHED_FIFO now (it gives it up while busy)
+  std::int64_t handshake_ns = 0;  // what recent handshakes took (a moving average)
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {
     ChannelOptions channel;
@@ -131,7 +141,13 @@ struct Worker::Impl {
   // The connection pool (client_pool.cpp).
   void close_connection(Connection& c);
   static void forget_connecting(DestinationState& ds, Connection& c);
-  static std::size_t fresh_connecting(const DestinationState& ds, std::int64_t now);
+  std::size_t fresh_connecting(const DestinationState& ds, std::int64_t now) const;
+  std::int64_t stale_connect_ns() const { return std::max(kStaleConnectNs, 2 * handshake_ns); }
+  std::int64_t pool_ahead_ns() const {
+    return std::max(opt.pool_ahead_ns, std::min(kMaxPoolAheadNs, 2 * handshake_ns));
+  }
+  bool may_connect(const DestinationState& ds, std::size_t wanted) const;
+  void handshake_took(std::int64_t ns);
   void open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm);
   void connect_failed(std::uint32_t dst, const std::string& reason, std::int64_t now, std::unique_ptr<ActiveFlow> flow);
   void feed_connections(std::uint32_t dst, std::int64_t now);

@@ -14,11 +14,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -155,6 +157,60 @@ TEST_F(TestbedFlows, FanInPushFromTwoClientsMergedIntoOneSummary) {
   // Both clients' bytes came through the one shaped port: together they stay under it.
   EXPECT_GT(j["summary"]["goodput_bps"].get<double>(), 100e6);
   EXPECT_LT(j["summary"]["goodput_bps"].get<double>(), 200e6 * 1.05);
+}
+
+// At a congested port a handshake queues behind the data: two large flows keep
+// h1's 600 KB buffer (about 100 ms at 50 Mbit/s) full while small flows come
+// every 100 ms, then 16 at once. The pool learns how long handshakes take and
+// opens the burst's connections that much ahead (not only --pool-ahead's
+// 40 ms), so none of the 16 waits for one; and a slow handshake is not
+// answered with a new SYN every few milliseconds (the server counts the
+// connections).
+TEST_F(TestbedFlows, SlowHandshakesAtACongestedPortAreOpenedFurtherAhead) {
+  Shaping port;
+  port.host = 1;
+  port.rate_bps = 50e6;
+  port.queue_bytes = 1'500'000;
+  build(2, {port});
+  ChildProcess server(testbed_->in_host(1, {XTK_SERVER_BIN, "--listen", "[::]:7000"}), file("server.log"));
+  std::this_thread::sleep_for(200ms);
+  constexpr int kBurst = 16;
+  {
+    std::ofstream out(file("s.csv"));
+    out << "# xtk-schedule\n# format_version=1\n# duration_ns=2200000000\nflow_id,start_ns,src,dst,size_bytes\n";
+    int id = 0;
+    for (int i = 0; i < 4; ++i) out << id++ << ",0,h0,h1,4000000\n";
+    for (std::int64_t t = 300'000'000; t <= 1'500'000'000; t += 100'000'000)
+      out << id++ << "," << t << ",h0,h1,10000\n";
+    for (int i = 0; i < kBurst; ++i) out << id++ << ",2000000000,h0,h1,10000\n";
+  }
+  const auto out = run_checked(client({file("s.csv"), "-o", file("r.csv")}), 60s);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["summary"]["flows_by_status"]["ok"], 4 + 13 + kBurst);
+  EXPECT_EQ(j["summary"]["connection_waits"], 0) << "flows that waited for a handshake";
+  // The burst's flows queued behind the large ones: the handshakes did too.
+  std::ifstream records(file("r.csv"));
+  std::int64_t burst_fct_us = 0;
+  for (std::string line; std::getline(records, line);) {
+    if (line.find(",2000000000,") == std::string::npos) continue;
+    const auto fields = [&] {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+      return f;
+    }();
+    burst_fct_us = std::max<std::int64_t>(burst_fct_us, std::llround(std::stod(fields[6])));
+  }
+  EXPECT_GT(burst_fct_us, 30'000) << "the port's queue was not full: the test shows nothing";
+  server.stop();
+  std::ifstream log(file("server.log"));
+  std::stringstream text;
+  text << log.rdbuf();
+  const auto at = text.str().find(" connections ");
+  ASSERT_NE(at, std::string::npos) << text.str();
+  const auto connections = std::stoull(text.str().substr(at + 13));
+  EXPECT_GE(connections, static_cast<unsigned long long>(kBurst));
+  EXPECT_LE(connections, static_cast<unsigned long long>(3 * kBurst)) << text.str();
 }
 
 TEST_F(TestbedFlows, FanInPullFromTwoServersThroughAShapedPort) {
@@ -390,8 +446,9 @@ TEST(Testbed, CongestionControlNotAllowedIsAllowedAndNoted) {
   EXPECT_EQ(host_default, wanted + "\n");
   EXPECT_NE((" " + after + " ").find(" " + wanted + " "), std::string::npos) << after;
   // Another test's testbed may have allowed it first; if this one did, it says so.
-  if (!note.empty())
+  if (!note.empty()) {
     EXPECT_NE(note.find("tcp_allowed_congestion_control was '" + machine + "'"), std::string::npos) << note;
+  }
 }
 
 // What the user is told to do when a namespace refuses a congestion control:
