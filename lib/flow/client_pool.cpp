@@ -49,10 +49,11 @@ bool Worker::Impl::may_connect(const DestinationState& ds, std::size_t wanted) c
   return ds.open < opt.pool_limit && ds.connecting.size() < 2 * wanted;
 }
 
-// Learns what a handshake took (a moving average over about four), and lets
-// the feeder hand flows over early enough for the look-ahead that follows.
+// Pool: learns what a handshake took (a moving average over about four), and
+// lets the feeder hand flows over early enough for the look-ahead that follows.
+// Per-flow connections open at their flow's start: nothing to look ahead for.
 void Worker::Impl::handshake_took(std::int64_t ns) {
-  if (ns >= kSynRetryNs) return;
+  if (opt.policy != ConnectionPolicy::pool || ns >= kSynRetryNs) return;
   handshake_ns += (ns - handshake_ns) / 4;
   const std::int64_t lookahead = pool_ahead_ns() + kFeederMarginNs;
   std::int64_t seen = shared.lookahead_ns.load(std::memory_order_relaxed);
