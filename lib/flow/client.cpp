@@ -23,6 +23,7 @@
 namespace xtk {
 
 using client_detail::Destination;
+using client_detail::kMaxPoolAheadNs;
 using client_detail::PlannedFlow;
 using client_detail::Shared;
 using client_detail::Worker;
@@ -388,6 +389,10 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   if (tty) std::cerr << '\n';
   result.summary.set_elapsed_ns(monotonic_ns() - shared.start_mono_ns);
   result.summary.set_connection_waits(shared.connection_waits.load());
+  if (options.policy == ConnectionPolicy::pool && options.bulk_streams == 0) {
+    result.summary.set_pool_ahead(shared.widest_pool_ahead_ns, shared.widest_pool_ahead_ns >= kMaxPoolAheadNs &&
+                                                                   options.pool_ahead_ns < kMaxPoolAheadNs);
+  }
   result.summary.set_late_starts(shared.late_starts);
   writer.close();
   result.records = writer.written();

@@ -55,6 +55,7 @@ bool Worker::Impl::may_connect(const DestinationState& ds, std::size_t wanted) c
 void Worker::Impl::handshake_took(std::int64_t ns) {
   if (opt.policy != ConnectionPolicy::pool || ns >= kSynRetryNs) return;
   handshake_ns += (ns - handshake_ns) / 4;
+  widest_ahead_ns = std::max(widest_ahead_ns, pool_ahead_ns());
   const std::int64_t lookahead = pool_ahead_ns() + kFeederMarginNs;
   std::int64_t seen = shared.lookahead_ns.load(std::memory_order_relaxed);
   while (lookahead > seen && !shared.lookahead_ns.compare_exchange_weak(seen, lookahead)) {

@@ -471,6 +471,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
   {
     std::lock_guard<std::mutex> lock(shared.records_mutex);
     shared.late_starts.merge(late_starts);
+    shared.widest_pool_ahead_ns = std::max({shared.widest_pool_ahead_ns, widest_ahead_ns, opt.pool_ahead_ns});
   }
   for (const auto& [option, failure] : option_failures) {
     warnings.push_back(fmt::format("worker {}: {} could not be set for {} flows ({}); they ran without it", index,

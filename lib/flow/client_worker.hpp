@@ -36,6 +36,10 @@ inline constexpr std::size_t kWorkerRingFlows = 1 << 16;
 // this much before the workers' pool look-ahead when that is longer.
 inline constexpr std::int64_t kFeederLookaheadNs = 50'000'000;
 inline constexpr std::int64_t kFeederMarginNs = 10'000'000;
+// At a congested port a handshake queues behind the data for as long as the
+// queue holds (over 100 ms at 1 Gbit/s): the pool then looks ahead twice what
+// recent handshakes took, when that is more than --pool-ahead, up to this.
+inline constexpr std::int64_t kMaxPoolAheadNs = 500'000'000;
 // Due flows a worker takes off its ring to wait for a connection, at most:
 // behind that, a client slower than its schedule leaves them on the ring,
 // whose bound then holds the feeder back, and memory stays constant however
@@ -70,8 +74,9 @@ struct Shared {
   std::atomic<std::uint64_t> connection_waits{0};              // pool: flows that found no idle connection
   std::atomic<std::int64_t> lookahead_ns{kFeederLookaheadNs};  // raised by a worker's pool look-ahead
   std::mutex records_mutex;
-  std::vector<FlowRecord> records;  // finished, not yet written
-  LateStarts late_starts;           // every worker's, merged at its end (under records_mutex)
+  std::vector<FlowRecord> records;        // finished, not yet written
+  LateStarts late_starts;                 // every worker's, merged at its end (under records_mutex)
+  std::int64_t widest_pool_ahead_ns = 0;  // the widest any worker's pool looked ahead (likewise)
   explicit Shared(const ClientOptions& o)
       : options(o), lookahead_ns(std::max(kFeederLookaheadNs, o.pool_ahead_ns + kFeederMarginNs)) {
     destinations.reserve(kMaxDestinations);

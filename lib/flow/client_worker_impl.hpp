@@ -30,10 +30,6 @@ namespace xtk::client_detail {
 // second): the pool stops counting on it and opens another, keeping it in case
 // it completes.
 constexpr std::int64_t kStaleConnectNs = 3'000'000;
-// At a congested port a handshake queues behind the data for as long as the
-// queue holds (over 100 ms at 1 Gbit/s): the pool then looks ahead twice what
-// recent handshakes took, when that is more than --pool-ahead, up to this.
-constexpr std::int64_t kMaxPoolAheadNs = 500'000'000;
 // A handshake this long lost its SYN and waited for the kernel's retry: it
 // says nothing of the queue.
 constexpr std::int64_t kSynRetryNs = 900'000'000;
@@ -111,8 +107,9 @@ struct Worker::Impl {
   std::int64_t wait_from = 0, wait_to = 0;  // its last wait on the poller: entered, returned
   bool backlog_full = false;                // due flows left on the ring: kMaxPendingFlows wait for connections
   LateStarts late_starts;
-  bool fifo = false;              // at SCHED_FIFO now (it gives it up while busy)
-  std::int64_t handshake_ns = 0;  // what recent handshakes took (a moving average)
+  bool fifo = false;                 // at SCHED_FIFO now (it gives it up while busy)
+  std::int64_t handshake_ns = 0;     // what recent handshakes took (a moving average)
+  std::int64_t widest_ahead_ns = 0;  // the widest pool_ahead_ns() reached (for the summary)
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {
     ChannelOptions channel;

@@ -79,7 +79,12 @@ void ClientSummary::print(std::ostream& out) const {
   line("drift (p50 late-early)", fmt::format("{:+.1f} us (first 10 %: {:.1f} us, last 10 %: {:.1f} us)",
                                              (late_.quantile(0.5) - early_.quantile(0.5)) / 1e3,
                                              early_.quantile(0.5) / 1e3, late_.quantile(0.5) / 1e3));
-  line("waited for connection", fmt::format("{} flows", connection_waits_));
+  std::string waits = fmt::format("{} flows", connection_waits_);
+  if (pool_ahead_ns_ >= 0) {
+    waits += fmt::format(" (pool look-ahead up to {:.1f} ms{})", static_cast<double>(pool_ahead_ns_) / 1e6,
+                         pool_ahead_at_ceiling_ ? ", its ceiling: handshakes took 250 ms or more" : "");
+  }
+  line("waited for connection", waits);
   if (errors_ > 0) line("errors", fmt::format("{} (first: {})", errors_, first_error_));
   out << "\n";
   Table fct({{"size_bin", 0},
@@ -112,6 +117,8 @@ nlohmann::json ClientSummary::to_json() const {
   j["goodput_bps"] = goodput_bps();
   j["elapsed_ns"] = elapsed_ns_;
   j["connection_waits"] = connection_waits_;
+  j["pool_ahead_ns"] = pool_ahead_ns_ >= 0 ? nlohmann::json(pool_ahead_ns_) : nlohmann::json(nullptr);
+  j["pool_ahead_at_ceiling"] = pool_ahead_at_ceiling_;
   j["lateness_us"] = {{"p50", lateness_ns_.quantile(0.5) / 1e3},
                       {"p99", lateness_ns_.quantile(0.99) / 1e3},
                       {"p999", lateness_ns_.quantile(0.999) / 1e3},

@@ -30,6 +30,12 @@ class ClientSummary {
   void set_elapsed_ns(std::int64_t ns) { elapsed_ns_ = ns; }
   // Pool: flows that found no idle connection at their start and waited for one.
   void set_connection_waits(std::uint64_t flows) { connection_waits_ = flows; }
+  // Pool: the widest its look-ahead became (--pool-ahead, or twice what slow
+  // handshakes took), and whether that hit the ceiling.
+  void set_pool_ahead(std::int64_t widest_ns, bool at_ceiling) {
+    pool_ahead_ns_ = widest_ns;
+    pool_ahead_at_ceiling_ = at_ceiling;
+  }
   // The workers' causes of the starts later than 100 us.
   void set_late_starts(const LateStarts& late) { late_starts_ = late; }
   const LateStarts& late_starts() const { return late_starts_; }
@@ -66,6 +72,8 @@ class ClientSummary {
   std::array<std::uint64_t, 4> by_status_{};
   std::int64_t elapsed_ns_ = 0;
   std::uint64_t connection_waits_ = 0;
+  std::int64_t pool_ahead_ns_ = -1;  // -1: no pool (per-flow connections)
+  bool pool_ahead_at_ceiling_ = false;
   LateStarts late_starts_;
   std::uint64_t late_over_100us_ = 0, late_over_1ms_ = 0;
   LogHistogram fct_ns_, lateness_ns_, early_, late_;

@@ -188,6 +188,9 @@ TEST_F(TestbedFlows, SlowHandshakesAtACongestedPortAreOpenedFurtherAhead) {
   const auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["summary"]["flows_by_status"]["ok"], 4 + 13 + kBurst);
   EXPECT_EQ(j["summary"]["connection_waits"], 0) << "flows that waited for a handshake";
+  // The summary says how far ahead the pool came to look: past --pool-ahead's 40 ms.
+  EXPECT_GT(j["summary"]["pool_ahead_ns"].get<std::int64_t>(), 40'000'000);
+  EXPECT_FALSE(j["summary"]["pool_ahead_at_ceiling"].get<bool>());
   // The burst's flows queued behind the large ones: the handshakes did too.
   std::ifstream records(file("r.csv"));
   std::int64_t burst_fct_us = 0;
