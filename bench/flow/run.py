@@ -248,10 +248,13 @@ def part_lateness(seconds, tmp):
           "the load at the receiver, and this machine's timer floor for reference")
     print(f"# {'link':>5} {'profile':10} {'load':>4} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} "
           f"{'late_p999_us':>12} {'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8} {'drift_us':>8} "
-          f"{'waits':>5} {'floor_p99_us':>12} {'floor_max_us':>12} {'achieved/offered':>16} {'goal':>4} "
+          f"{'waits':>5} {'floor_p99_us':>12} {'floor_max_us':>12} {'achieved/offered':>16} {'achieved/port':>13} "
+          f"{'goal':>4} "
           f"{'late_by_cause':>13} {'max_cause':>10}")
     print("# late_by_cause: flows later than 100 us, feeder/wake-up/worker/connection (docs/flow-engine.md#summary);"
           " max_cause: the latest flow's")
+    print("# achieved/port: over what a perfect replay gets through the port in the window (port_limited_bins: "
+          "at 80 % of a port, work still queued when the window ends is a few percent of it)")
     rows = []
     for link in ("1G", "5G"):
         testbed_up(f"port:h1={link}", NET_CPUS)
@@ -280,13 +283,16 @@ def part_lateness(seconds, tmp):
                     overhead = (rx[3] - rx[0]) / max(1, report["bytes"])
                     achieved = (rx[2] - rx[1]) * 8 / case_seconds / overhead
                     ratio = achieved / report["offered_bps"]
+                    # The port's payload rate, with the same header overhead.
+                    deliverable = sum(port_limited_bins(path, LINK_BPS[link] / overhead, case_seconds).values())
+                    port_ratio = achieved / (deliverable * 8 / case_seconds)
                     p99 = s["lateness_us"]["p99"]
                     rows.append((link, profile, load, s, floor, ratio))
                     print(f"  {link:>5} {profile:10} {load:4.1f} {s['flows']:6} {s['lateness_us']['p50']:11.1f} "
                           f"{p99:11.1f} {s['lateness_us']['p999']:12.1f} {s['lateness_us']['max']:11.1f} "
                           f"{s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} "
                           f"{s['drift_us']['last_minus_first']:8.1f} "
-                          f"{s['connection_waits']:5} {floor['p99']:12.1f} {floor['max']:12.1f} {ratio:16.4f} "
+                          f"{s['connection_waits']:5} {floor['p99']:12.1f} {floor['max']:12.1f} {ratio:16.4f} {port_ratio:13.4f} "
                           f"{'met' if p99 <= 15 and s['lateness_us']['p999'] <= 200 else 'not':>4} "
                           f"{late_by_cause(s):>13} {s['late_causes']['latest_cause'] or '-':>10}", flush=True)
         finally:
