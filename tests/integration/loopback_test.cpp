@@ -557,6 +557,7 @@ TEST(Loopback, BulkStreamsRunForTheDuration) {
   o.bulk_dst = "127.0.0.1:" + std::to_string(port_of(server));
   o.duration_ns = 400'000'000;
   o.prepare_ns = 50'000'000;
+  o.flow_timeout_ns = 100'000'000;  // a stream's timeout counts from its stop time, not its start
   std::atomic<bool> interrupt{false};
   const auto result = run_client(o, interrupt);
   EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), 2u);
