@@ -68,10 +68,6 @@ class Job {
 
  private:
   [[noreturn]] void die(const std::string& message);
-  // The backstop behind every timeout: a process that shows no progress for
-  // the timeout plus a margin (a call that hangs without a timeout of its
-  // own, e.g. connecting to a stopped peer) reports itself as waiting.
-  void watch();
   World world_;
   std::uint32_t ranks_per_process_;
   std::int64_t timeout_ns_;

@@ -342,4 +342,29 @@ TEST(ExperimentConfig, ShippedConfigsLoadAndPlan) {
   EXPECT_GE(configs, 5u);
 }
 
+// The reference block of docs/experiments.md is what users copy from: it
+// loads as written, with every key it shows.
+TEST(ExperimentConfig, TheDocsReferenceBlockLoads) {
+  std::ifstream docs(XTK_DOCS_DIR "/experiments.md");
+  ASSERT_TRUE(docs) << XTK_DOCS_DIR "/experiments.md";
+  std::string line, block;
+  bool in_section = false, in_block = false;
+  while (std::getline(docs, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Config reference";
+    if (!in_section) continue;
+    if (line == "```toml") {
+      in_block = true;
+    } else if (in_block && line == "```") {
+      break;
+    } else if (in_block) {
+      block += line + "\n";
+    }
+  }
+  ASSERT_NE(block.find("[experiment]"), std::string::npos) << "no toml block under '## Config reference'";
+  ExperimentConfig c;
+  ASSERT_NO_THROW(c = parse_experiment_config(block, "docs/experiments.md")) << block;
+  EXPECT_EQ(c.name, "demo");
+  EXPECT_FALSE(plan_steps(c, "exp").empty());
+}
+
 }  // namespace xtk
