@@ -11,8 +11,9 @@
 #
 # setup.sh points each program's interpreter and RPATH at OUT/lib (absolute
 # paths, so /proc/self/exe stays the tool and it finds its siblings and
-# OUT/share/xtk), and adds the host's libnccl directory (PyTorch's, CUDA's,
-# or ldconfig's) to xtk-collective's RPATH. Build with NCCL (CUDA and NCCL
+# OUT/share/xtk), and adds the host's libnccl directory (XTK_NCCL_LIB_DIR, else
+# PyTorch's, else /usr/local/cuda/lib64, else /usr/lib/x86_64-linux-gnu) to
+# xtk-collective's RPATH. Build with NCCL (CUDA and NCCL
 # found) for GPU runs; the bundle says which backends it has.
 set -euo pipefail
 cd "$(dirname "$0")/.."

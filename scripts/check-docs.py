@@ -6,7 +6,9 @@
     slurm/..., analysis/...) exists;
   * every --flag shown with an xtk tool in the docs (a command line in a code block
     or a code span: `xtk-gen --profile burst`) is in that tool's --help, or in the
-    --help of the subcommand the line names.
+    --help of the subcommand the line names;
+  * every link from one Markdown file to another, or within one, leads to a file that
+    exists and, with a #fragment, to a heading there (GitHub's anchors).
 
     scripts/check-docs.py BUILD_DIR      # exit 1 listing each stale mention as file:line
 
@@ -25,6 +27,8 @@ TOP = r"(?:configs|scripts|docs|bench|examples|lib|tests|slurm|analysis|tools|cm
 PATH = re.compile(r"(?<![\w./-])(" + TOP + r"/[\w./-]*[\w/])")
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 PLACEHOLDER = re.compile(r"[<>{}*]|NAME|\.\.\.")
+LINK = re.compile(r"\]\(([^()\s]*)\)")
+FENCE = re.compile(r"^\s*```")
 
 
 def markdown_files():
@@ -74,6 +78,46 @@ def command_lines(text):
                 yield number, span
 
 
+def anchors(path):
+    """The #fragments GitHub gives a Markdown file's headings."""
+    seen, result, fenced = {}, set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+        if fenced or not re.match(r"#{1,6} ", line):
+            continue
+        title = re.sub(r"[`*]|\[([^]]*)\]\([^)]*\)", lambda m: m.group(1) or "", line.lstrip("#").strip())
+        slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        result.add(slug if n == 0 else f"{slug}-{n}")
+    return result
+
+
+def check_links(doc, problems, cache):
+    """Links to Markdown files of the repository, and their #fragments."""
+    fenced = False
+    for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+        if FENCE.match(line):
+            fenced = not fenced
+        if fenced:
+            continue
+        for m in LINK.finditer(line):
+            target = m.group(1)
+            if re.match(r"[a-z]+:", target) or not target:
+                continue
+            file, _, fragment = target.partition("#")
+            path = (doc.parent / file).resolve() if file else doc
+            where = f"{doc.relative_to(ROOT)}:{number}"
+            if not path.exists():
+                problems.append(f"{where}: link to {file}: no such file")
+            elif fragment and path.suffix == ".md":
+                if path not in cache:
+                    cache[path] = anchors(path)
+                if fragment not in cache[path]:
+                    problems.append(f"{where}: link to {target}: no heading there has the anchor #{fragment}")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -100,7 +144,9 @@ def main():
                 if not target.exists() and not list(target.parent.glob(target.name + ".*")):
                     problems.append(f"{where}:{number}: {path} does not exist")
 
+    anchor_cache = {}
     for doc in markdown_files():
+        check_links(doc, problems, anchor_cache)
         rel = doc.relative_to(ROOT)
         text = doc.read_text(encoding="utf-8")
         check_paths(rel, enumerate(text.splitlines(), 1))
@@ -138,7 +184,7 @@ def main():
     if problems:
         print(f"check-docs: {len(set(problems))} stale mentions")
         return 1
-    print(f"check-docs: paths and flags in {sum(1 for _ in markdown_files())} documents and "
+    print(f"check-docs: paths, flags and links in {sum(1 for _ in markdown_files())} documents and "
           f"{len(helps)} --help texts are true to the tree and the tools")
     return 0
 

@@ -6,16 +6,17 @@
 # builds the tools (not the tests) first. Needs root (namespaces): run it as
 # root, or it asks sudo.
 #
-#   bash scripts/demo.sh [DIR]      # default ./xtk-demo; rerun to resume
+#   bash scripts/demo.sh [DIR]      # default ./xtk-demo (from where it is run); rerun to resume
 set -euo pipefail
-cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:-xtk-demo}")
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
 
 if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null; then exec sudo bash "$0" "$@"; fi
+  if command -v sudo >/dev/null; then exec sudo bash "$self" "$out"; fi
   echo "demo.sh: the demo builds network namespaces and needs root: run it as root" >&2
   exit 1
 fi
-out=${1:-xtk-demo}
 bash scripts/install-deps.sh
 bash scripts/build.sh release xtk xtk-run xtk-gen xtk-server xtk-client xtk-log xtk-collective xtk-analyze xtk-testbed \
   >/dev/null

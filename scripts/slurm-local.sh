@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A real Slurm cluster on this one machine, for tests and CI: munge, slurmctld
-# and three emulated slurmd nodes (node1-node3 on 127.0.0.1), state under DIR.
+# and three emulated slurmd nodes (node1-node3 on 127.0.0.1), state under DIR
+# (munge's key, made if missing, and its run, log and state directories stay
+# where Debian's munge keeps them: /etc/munge, /run, /var/log, /var/lib).
 #
 #   scripts/slurm-local.sh up DIR     # prints: export SLURM_CONF=DIR/slurm.conf
 #   scripts/slurm-local.sh down DIR   # stops exactly the daemons 'up' started (by PID)

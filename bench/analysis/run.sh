@@ -8,7 +8,7 @@
 #
 # Environment: BENCH_STEPS (20), BENCH_ITERATIONS (10000 per rank and step),
 # BENCH_RUNS (3 timed runs of each command), BENCH_TMPDIR (default $TMPDIR or
-# /tmp; the full experiment is ~250 MB), XTK_ANALYZE (binary; default the
+# /tmp; the full experiment is ~300 MB), XTK_ANALYZE (binary; default the
 # Release build, built with -j2 when missing), BENCH_PEER=0 skips the pandas peer.
 # shellcheck disable=SC2059  # $fmt: one printf format for every table line
 set -euo pipefail

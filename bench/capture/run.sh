@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Capture benchmarks: every ratio issue 4 asks for, in one run (see bench/capture/README.md).
 #
-#   bench/capture/run.sh                                           # the real run (root, ~9 min)
+#   bench/capture/run.sh                                           # the real run (root, ~15 min)
 #   BENCH_SECONDS=1 BENCH_SYNTH_PACKETS=20000 bench/capture/run.sh  # smoke: checks the script, numbers mean nothing
 #
 # 1. capture drops: xtk-log capture vs tcpdump, same snaplen and buffer, on the receiver of

@@ -586,6 +586,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=10, help="length of each measurement")
     parser.add_argument("--pairs", type=int, default=5, help="parts 1, 3 and 6: interleaved pairs (at least 5)")
     args = parser.parse_args()
+    if args.pairs < 5:
+        parser.error("--pairs: at least 5 (one pair, or two, reads the machine's noise)")
     if os.geteuid() != 0:
         sys.exit("run.py: needs root (network namespaces)")
     for tool in ("iperf3", "iperf"):

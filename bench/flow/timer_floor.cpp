@@ -1,7 +1,7 @@
 // The timer floor of this machine: the lateness a minimal loop reaches when
 // it fires Poisson events at absolute deadlines the best way known here
 // (timer slack 1 ns, sleep to a guard before the deadline, then spin; SCHED_FIFO
-// on a pinned core when permitted). bench/flow/run.sh holds xtk-client's
+// on a pinned core when permitted). bench/flow/run.py holds xtk-client's
 // lateness against it, measured in the same run.
 //
 //   xtk-bench-timer-floor MEAN_GAP_US SECONDS GUARD_US CPU [WAKE_LATENCY_US]

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +38,9 @@ std::string_view emulation_method_name(EmulationMethod method);
 
 struct ExperimentConfig {
   std::string path;  // the config file, for messages
+  // What the reader left out, one line each with the file and line (keys of
+  // the netns testbed under another executor from --executor): say them.
+  std::vector<std::string> notes;
   std::string name = "experiment";
   std::string out;  // the experiment directory (default runs/<name>)
   ExecutorKind executor = ExecutorKind::netns;
@@ -121,7 +125,10 @@ struct ExperimentConfig {
   std::int64_t step_timeout_ns = 600'000'000'000;
 };
 
-ExperimentConfig load_experiment_config(const std::string& path);
+// `executor`, when given, stands for the config's (xtk-run --executor) before
+// the config is checked: keys only the netns testbed takes are then refused
+// for another executor as they would be in the file.
+ExperimentConfig load_experiment_config(const std::string& path, std::optional<ExecutorKind> executor = std::nullopt);
 // Where the config at `path` differs from the `earlier` one in what a step
 // measures, one "[table] key was X, is Y" each; empty when nowhere. Keys that
 // only choose which steps run (loads, profiles, models, repetitions) or bound
@@ -129,6 +136,7 @@ ExperimentConfig load_experiment_config(const std::string& path);
 std::vector<std::string> config_changes(const std::string& earlier, const std::string& path);
 ExecutorKind parse_executor(const std::string& name);  // throws UsageError
 std::string_view executor_name(ExecutorKind kind);
-ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
+ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source,
+                                         std::optional<ExecutorKind> executor = std::nullopt);
 
 }  // namespace xtk

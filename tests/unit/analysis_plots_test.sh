@@ -25,6 +25,13 @@ sed -i 's/^\(0,4,[0-9]*,[0-9]*,\)8320.000/\113120.000/; s/^\(1,4,[0-9]*,[0-9]*,\
 "$analyze" tables "$tmp/run2" -o "$tmp/run2/tables" >/dev/null
 (cd "$tmp" && "$analyze" spread run1 run2 -o spread >/dev/null)
 "$py" "$root/analysis/plot.py" spread "$tmp/spread" -o "$tmp/png/spread.png"
+# --format goes before the command or after it, where users put it; either writes a PDF.
+"$py" "$root/analysis/plot.py" --format pdf cdf "$tmp/tables" -o "$tmp/before.pdf" >/dev/null
+"$py" "$root/analysis/plot.py" cdf "$tmp/tables" --format pdf --dpi 80 -o "$tmp/after.pdf" >/dev/null
+"$py" "$root/analysis/plot.py" cdf "$tmp/tables" --format pdf >/dev/null && mv cdf.pdf "$tmp/default.pdf"
+for f in before after default; do
+  [[ $(head -c 5 "$tmp/$f.pdf") == %PDF- ]] || { echo "analysis_plots: $f.pdf is not a PDF" >&2; exit 1; }
+done
 # The injection histogram of a step without trace bins comes from its counters.
 "$py" "$root/analysis/plot.py" injection "$exp/toy-consistent-05" -o "$tmp/png/injection-counters.png"
 # A figure that cannot be drawn says why and fails.

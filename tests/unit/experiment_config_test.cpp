@@ -111,6 +111,34 @@ TEST(ExperimentConfig, CongestionControlIsTheTestbedHostsDefault) {
             "net.ipv4.tcp_congestion_control");
 }
 
+// The netns testbed's own keys: refused beside another executor in the file;
+// with another executor from --executor, left out and said, so that a shipped
+// testbed config runs on a cluster as it stands.
+TEST(ExperimentConfig, TestbedKeysUnderAnotherExecutorFromTheCommandLine) {
+  const std::string text =
+      "[experiment]\nlink = \"1G\"\nbottleneck_buffer = \"4MB\"\ncongestion_control = \"cubic\"\n"
+      "tcp_rto_min = \"40ms\"\n";
+  const auto netns = parse_experiment_config(text, "e.toml");
+  EXPECT_EQ(netns.congestion_control, "cubic");
+  EXPECT_TRUE(netns.notes.empty());
+  const auto slurm = parse_experiment_config(text, "e.toml", ExecutorKind::slurm);
+  EXPECT_EQ(slurm.executor, ExecutorKind::slurm);
+  EXPECT_EQ(slurm.bottleneck_buffer_bytes, 0u);
+  EXPECT_EQ(slurm.congestion_control, "");
+  EXPECT_EQ(slurm.tcp_rto_min_ns, ExperimentConfig{}.tcp_rto_min_ns);
+  ASSERT_EQ(slurm.notes.size(), 3u);
+  EXPECT_EQ(slurm.notes[0],
+            "e.toml:3: 'bottleneck_buffer' sets the netns testbed's queue: a real switch's buffer is its own: left out "
+            "on the slurm executor (--executor)");
+  EXPECT_EQ(slurm.notes[1].rfind("e.toml:4: 'congestion_control'", 0), 0u) << slurm.notes[1];
+  EXPECT_EQ(slurm.notes[2].rfind("e.toml:5: 'tcp_rto_min'", 0), 0u) << slurm.notes[2];
+  // --executor netns over a file that says slurm: the keys count again.
+  const auto back =
+      parse_experiment_config("[experiment]\nexecutor = \"slurm\"\n" + text.substr(13), "e.toml", ExecutorKind::netns);
+  EXPECT_EQ(back.congestion_control, "cubic");
+  EXPECT_TRUE(back.notes.empty());
+}
+
 // tcp_rto_min is the emulated cluster's; the testbed's routes get it times
 // the emulation's time scale, and Linux's 200 ms is dilated when not given.
 TEST(ExperimentConfig, TcpRtoMinIsDilatedAsEveryOtherTime) {

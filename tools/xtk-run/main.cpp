@@ -1,6 +1,7 @@
 // xtk-run: runs an experiment config step by step (cross traffic stepping
 // through loads while a training job runs), then prints the analysis tables.
 #include <iostream>
+#include <optional>
 
 #include "core/cli.hpp"
 #include "core/signals.hpp"
@@ -31,8 +32,10 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_flag("-q,--quiet", quiet, "no progress line on stderr");
   int status = 0;
   const int rc = xtk::run_tool(app, argc, argv, [&] {
-    auto config = xtk::load_experiment_config(config_path);
-    if (!executor.empty()) config.executor = xtk::parse_executor(executor);
+    std::optional<xtk::ExecutorKind> kind;
+    if (!executor.empty()) kind = xtk::parse_executor(executor);
+    const auto config = xtk::load_experiment_config(config_path, kind);
+    for (const auto& note : config.notes) std::cerr << "xtk-run: " << note << "\n";
     options.analyze = !no_analysis;
     options.progress = !quiet;
     status = xtk::run_experiment(config, options, xtk::stop_requested(), std::cout);

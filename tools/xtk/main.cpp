@@ -47,7 +47,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     if (geteuid() != 0) {
       throw xtk::Error(
           "the demo builds a testbed of network namespaces, which needs root: run `sudo xtk demo`.\n"
-          "Without root: generate and inspect schedules (xtk-gen --inspect), replay them on real hosts\n"
+          "Without root: generate and inspect schedules (xtk-gen inspect), replay them on real hosts\n"
           "(xtk-server / xtk-client), or run xtk-run with executor \"slurm\" or \"hosts\" (docs/experiments.md).");
     }
     const auto config = xtk::load_experiment_config(config_path.empty() ? demo_config() : config_path);
