@@ -57,7 +57,8 @@ TablesOptions method_options(const MethodFlags& f) {
 }  // namespace
 
 void add_flags(CLI::App& app, TablesFlags& f) {
-  app.add_option("experiment", f.dir, "experiment directory: every directory below it holding a run.json is a step")
+  app.add_option("experiment", f.dir,
+                 "experiment directory: every directory at or below it holding a run.json is a step")
       ->required();
   add_flags(app, f.out);
   app.add_option("--table", f.only,

@@ -10,7 +10,7 @@ namespace xtk::capture {
 void add_flags(CLI::App& app, CounterFlags& f) {
   app.add_option("-s,--source", f.sources,
                  "SOURCE[=GLOB,...]: net:IF, ethtool:IF, rdma:DEV[/PORT], snmp; IF and DEV may be globs; "
-                 "repeatable (default net:*, every interface but lo)");
+                 "repeatable (default net:*, every interface but lo); -s is --snaplen in xtk-log capture");
   app.add_option("--period", f.period, "sampling period (down to 10us)")->capture_default_str();
   app.add_option("-t,--duration", f.duration, "run length (0 = until SIGINT/SIGTERM)")->capture_default_str();
   app.add_option("-o,--out", f.out, "counter file ('-' = stdout)")->capture_default_str();
@@ -29,16 +29,20 @@ void add_flags(CLI::App& app, CounterFlags& f) {
 void add_flags(CLI::App& app, CaptureFlags& f) {
   app.add_option("-i,--interface", f.interfaces, "interface to capture on; repeatable (one thread each)")->required();
   app.add_option("-f,--filter", f.filter, "BPF filter, as tcpdump takes it");
-  app.add_option("-s,--snaplen", f.snaplen, "bytes kept of each packet (headers need about 100)")
+  app.add_option("-s,--snaplen", f.snaplen,
+                 "bytes kept of each packet (headers need about 100; -s is --source in xtk-log counters)")
       ->capture_default_str();
   app.add_option("-B,--buffer", f.buffer, "kernel ring size per interface")->capture_default_str();
-  app.add_option("--tstamp", f.tstamp, "time stamp type: host, adapter (NIC hardware clock), adapter_unsynced");
+  app.add_option("--tstamp", f.tstamp,
+                 "time stamp type: host, host_lowprec, host_hiprec, adapter (NIC hardware clock), adapter_unsynced");
   app.add_flag("--no-promisc", f.no_promisc, "do not put the interface in promiscuous mode");
   app.add_option("-o,--out", f.out,
                  "output file ('-' = stdout): {if} = interface, {n} = rotation index (default capture.pcap, with "
                  "--summarize trace-bins.csv)");
-  app.add_option("--rotate-size", f.rotate_size, "start a new file when one reaches this size (1GiB)");
-  app.add_option("--rotate-time", f.rotate_time, "start a new file when one spans this long (60s)");
+  app.add_option("--rotate-size", f.rotate_size,
+                 "start a new file when one reaches this size, e.g. 1GiB (default: one file)");
+  app.add_option("--rotate-time", f.rotate_time,
+                 "start a new file when one spans this long, e.g. 60s (default: one file)");
   app.add_option("-t,--duration", f.duration, "run length (0 = until SIGINT/SIGTERM)")->capture_default_str();
   app.add_option("--stats-every", f.stats_every, "print packets and drops this often on stderr (0 = never)")
       ->capture_default_str();

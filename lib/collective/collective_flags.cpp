@@ -16,8 +16,10 @@ void add_flags(CLI::App& app, JobFlags& f) {
   app.add_option("--rank", f.rank, "this process's rank (with --world-size)");
   app.add_option("--world-size", f.world_size, "number of processes");
   app.add_option("--local-rank", f.local_rank, "this process's rank on its node: picks its GPU(s)");
-  app.add_option("--master", f.master, "rank 0's rendezvous HOST[:PORT] (default MASTER_ADDR:MASTER_PORT)");
-  app.add_option("--master-port", f.master_port, "rendezvous port (default MASTER_PORT or 29500)");
+  app.add_option("--master", f.master,
+                 "rank 0's rendezvous HOST[:PORT] (default: from torchrun's or Slurm's environment, else "
+                 "127.0.0.1:29500; docs/collective.md)");
+  app.add_option("--master-port", f.master_port, "rendezvous port (default: as --master's)");
   app.add_option("--timeout", f.timeout, "bound on every wait: joining, each collective, barriers")
       ->capture_default_str();
   app.add_option("--gloo-algorithm", f.gloo_algorithm, "ring (PyTorch's) or bcube")->capture_default_str();
@@ -35,11 +37,14 @@ void add_flags(CLI::App& app, JobFlags& f) {
 }
 
 void add_flags(CLI::App& app, TrainFlags& f) {
-  app.add_option("--model", f.model, "profile: a file, or NAME for configs/models/NAME.csv")->required();
+  app.add_option("--model", f.model,
+                 "profile: a file, or NAME for NAME.csv in $XTK_MODEL_PATH or the shipped configs/models")
+      ->required();
   app.add_option("--bucket", f.bucket, "DDP bucket cap (bucket_cap_mb; M = MiB)")->capture_default_str();
   app.add_option("--first-bucket", f.first_bucket, "cap of the first bucket")->capture_default_str();
   app.add_option("--compute", f.compute, "compute time of one iteration (default: the profile's compute_ms)");
-  app.add_option("--forward-fraction", f.forward_fraction, "forward share of the compute (default 1/3)");
+  app.add_option("--forward-fraction", f.forward_fraction,
+                 "forward share of the compute (default: the profile's forward_fraction, else 1/3)");
   app.add_option("--compute-scale", f.compute_scale, "multiply the compute time")->capture_default_str();
   app.add_option("--size-scale", f.size_scale,
                  "multiply every gradient and the bucket caps (0.04 emulates a 25G network on a 1G one)")

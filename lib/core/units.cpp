@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -162,6 +163,14 @@ std::uint64_t parse_bytes(std::string_view text) {
     }
   }
   throw UsageError(fmt::format("'{}' is not a size: use bytes, e.g. 1500, 64KB (x1000), 32M or 4MiB (x1024)", text));
+}
+
+int parse_socket_buffer_bytes(std::string_view text) {
+  const std::uint64_t bytes = parse_bytes(text);
+  if (bytes > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+    throw UsageError(fmt::format("{} is more than a socket buffer can be (2 GiB - 1)", text));
+  }
+  return static_cast<int>(bytes);
 }
 
 std::int64_t parse_duration_ns(std::string_view text) {

@@ -16,6 +16,8 @@ namespace xtk {
 
 double parse_rate_bps(std::string_view text);
 std::uint64_t parse_bytes(std::string_view text);
+// A size the kernel takes as a socket option's int (SO_SNDBUF, SO_RCVBUF).
+int parse_socket_buffer_bytes(std::string_view text);
 // FLOP/s above 0 with an SI prefix and an optional FLOPS or FLOP/s: 989T, 1.98P, 312e12, 989TFLOPS.
 double parse_flops(std::string_view text);
 std::int64_t parse_duration_ns(std::string_view text);

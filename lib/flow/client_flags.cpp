@@ -28,7 +28,8 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
 
 void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("schedule", f.schedule, "schedule file from xtk-gen ('-' = stdin)");
-  app.add_option("-o,--records", f.records, "flow records, CSV or JSON Lines by extension (.jsonl)")
+  app.add_option("-o,--records", f.records,
+                 "flow records, CSV or JSON Lines by extension (.jsonl or .json); '-' = stdout")
       ->capture_default_str();
   app.add_option("--transport", f.transport,
                  fmt::format("how flows move: {} (docs/flow-engine.md)", fmt::join(transport_names(), ", ")))
@@ -41,12 +42,13 @@ void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("--pool-limit", f.pool_limit, "connections per destination per thread at most (both policies)")
       ->capture_default_str();
   app.add_option("--pool-init", f.pool_init,
-                 "spare connections per destination per thread: opened before the start for the schedule header's "
+                 "pool: spare connections per destination per thread: opened before the start for the schedule "
+                 "header's "
                  "destinations, and kept open")
       ->capture_default_str();
   app.add_option("--pool-ahead", f.pool_ahead,
                  "pool: open a connection ahead for every flow due within this time, or within twice what recent "
-                 "handshakes took when longer (0 = only --pool-init spares and that)")
+                 "handshakes took when longer, up to 500 ms (0 = only --pool-init spares and that)")
       ->capture_default_str();
   app.add_option("--direction", f.direction, "push (client sends the bytes) or pull (servers send them)")
       ->capture_default_str();
@@ -61,11 +63,13 @@ void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("--cpu-wake-latency", f.wake_latency,
                  "while running, keep every CPU out of idle states slower than this to leave (PM QoS; 0 = idle "
                  "CPUs poll): wake-ups before starts come on time, the machine draws more power. auto: 0 where "
-                 "permitted (root); none: leave the machine as it is")
+                 "permitted (root); none: leave the machine as it is. Not in bulk mode")
       ->default_str("auto");
   app.add_option("--cc", f.congestion_control, "TCP congestion control, e.g. cubic, dctcp, bbr");
-  app.add_option("--sndbuf", f.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
-  app.add_option("--rcvbuf", f.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
+  app.add_option("--sndbuf", f.send_buffer, "SO_SNDBUF size, e.g. 4MiB (0 = the kernel's autotuning)")
+      ->capture_default_str();
+  app.add_option("--rcvbuf", f.receive_buffer, "SO_RCVBUF size, e.g. 4MiB (0 = the kernel's autotuning)")
+      ->capture_default_str();
   app.add_flag("--no-nodelay", f.no_nodelay, "leave Nagle's algorithm on");
   app.add_option("--flow-timeout", f.flow_timeout,
                  "a flow not done this long after its start (a bulk stream: after --duration) ends as timeout")
@@ -164,8 +168,8 @@ ClientOptions to_options(const ClientFlags& f) {
   }
   o.timing.realtime = f.realtime;
   o.congestion_control = f.congestion_control;
-  o.send_buffer = f.send_buffer;
-  o.receive_buffer = f.receive_buffer;
+  o.send_buffer = parse_flag("--sndbuf", f.send_buffer, parse_socket_buffer_bytes);
+  o.receive_buffer = parse_flag("--rcvbuf", f.receive_buffer, parse_socket_buffer_bytes);
   o.spin_ns = parse_flag("--spin", f.spin, parse_duration_ns);
   o.pool_ahead_ns = parse_flag("--pool-ahead", f.pool_ahead, parse_duration_ns);
   if (f.wake_latency.empty() || f.wake_latency == "auto") {

@@ -16,7 +16,7 @@ void add_flags(CLI::App& app, ServerFlags& f) {
                  fmt::format("how flows move: {} (docs/flow-engine.md)", fmt::join(transport_names(), ", ")))
       ->capture_default_str();
   app.add_option("-l,--listen", f.listen, "address:port to listen on, repeatable ([::]:7000 takes IPv4 too)")
-      ->capture_default_str();
+      ->default_str("[::]:7000");
   app.add_option("-T,--threads", f.threads, "worker threads, each with its own epoll set and listener")
       ->capture_default_str();
   app.add_option("--max-connections", f.max_connections,
@@ -28,8 +28,10 @@ void add_flags(CLI::App& app, ServerFlags& f) {
       ->capture_default_str();
   app.add_option("--max-flow-size", f.max_flow_size, "refuse flows larger than this")->capture_default_str();
   app.add_option("--token", f.token, "pass phrase that clients must present (--token on xtk-client)");
-  app.add_option("--sndbuf", f.send_buffer, "SO_SNDBUF bytes (0 = kernel autotuning)");
-  app.add_option("--rcvbuf", f.receive_buffer, "SO_RCVBUF bytes (0 = kernel autotuning)");
+  app.add_option("--sndbuf", f.send_buffer, "SO_SNDBUF size, e.g. 4MiB (0 = the kernel's autotuning)")
+      ->capture_default_str();
+  app.add_option("--rcvbuf", f.receive_buffer, "SO_RCVBUF size, e.g. 4MiB (0 = the kernel's autotuning)")
+      ->capture_default_str();
   app.add_option("-i,--interval", f.interval, "statistics interval (0 = only the final line)")->capture_default_str();
   app.add_option("-t,--duration", f.duration, "stop after this long (0 = until SIGINT/SIGTERM)")->capture_default_str();
   app.add_flag("--json", f.json, "JSON Lines instead of the table");
@@ -69,8 +71,8 @@ ServerOptions to_options(const ServerFlags& f) {
   o.idle_timeout_ns = parse_flag("--idle-timeout", f.idle_timeout, parse_duration_ns);
   o.max_flow_bytes = parse_flag("--max-flow-size", f.max_flow_size, parse_bytes);
   o.token = token_from_phrase(f.token);
-  o.send_buffer = f.send_buffer;
-  o.receive_buffer = f.receive_buffer;
+  o.send_buffer = parse_flag("--sndbuf", f.send_buffer, parse_socket_buffer_bytes);
+  o.receive_buffer = parse_flag("--rcvbuf", f.receive_buffer, parse_socket_buffer_bytes);
   return o;
 }
 

@@ -22,7 +22,7 @@ struct ServerFlags {
   unsigned threads = 1;
   std::size_t max_connections = 10000;
   std::string header_timeout = "5s", idle_timeout = "300s", max_flow_size = "1TiB", token;
-  int send_buffer = 0, receive_buffer = 0;
+  std::string send_buffer = "0", receive_buffer = "0";
   std::string interval = "1s", duration = "0";
   bool json = false, quiet = false;
   DeviceFlags device;

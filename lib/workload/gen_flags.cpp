@@ -11,7 +11,8 @@ namespace xtk {
 
 void add_flags(CLI::App& app, GenFlags& f) {
   app.add_option("-p,--profile", f.profile, "consistent (Poisson), burst or long-lived")->capture_default_str();
-  app.add_option("--cdf", f.cdf, "flow-size CDF: a shipped name (configs/cdf) or a file")->capture_default_str();
+  app.add_option("--cdf", f.cdf, "flow-size CDF: a file, or a name in $XTK_CDF_PATH or the shipped configs/cdf")
+      ->capture_default_str();
   app.add_option("--size-scale", f.size_scale,
                  "multiply every flow size of the CDF (0.04 emulates a 25G network on a 1G link; docs/xtk-gen.md)")
       ->capture_default_str();
@@ -35,7 +36,8 @@ void add_flags(CLI::App& app, GenFlags& f) {
       ->capture_default_str();
   app.add_option("--min-rest-flows", f.min_rest_flows, "burst: flows in the rest of each period at least")
       ->capture_default_str();
-  app.add_option("--flows", f.flows, "long-lived: number of flows, each capped at load / flows")->capture_default_str();
+  app.add_option("--flows", f.flows, "long-lived: number of flows per source, each capped at load / flows")
+      ->capture_default_str();
   app.add_option("--stagger", f.stagger, "long-lived: gap between flow starts")->capture_default_str();
   app.add_option("--dscp", f.dscp, "DSCP per flow: 26 or a weighted mix 0:0.7,26:0.3 (adds a dscp column)");
   app.add_option("--flow-rate", f.flow_rate, "pacing cap per flow: 100M or a mix 100M:0.5,0:0.5 (0 = none)");

@@ -72,8 +72,8 @@ TEST(CommandLines, ServerFlagsRoundTrip) {
   f.idle_timeout = "9s";
   f.max_flow_size = "4GiB";
   f.token = "secret phrase";
-  f.send_buffer = 4096;
-  f.receive_buffer = 8192;
+  f.send_buffer = "4KiB";
+  f.receive_buffer = "8192";
   f.interval = "250ms";
   f.duration = "30s";
   f.json = true;
@@ -81,6 +81,7 @@ TEST(CommandLines, ServerFlagsRoundTrip) {
   EXPECT_EQ(parse<ServerFlags>(to_arguments(f), on<ServerFlags>), f);
   EXPECT_TRUE(to_arguments(ServerFlags{}).empty());
   EXPECT_EQ(to_options(f).max_flow_bytes, 4ULL << 30);
+  EXPECT_EQ(to_options(f).send_buffer, 4096);
 }
 
 TEST(CommandLines, ClientFlagsRoundTrip) {
@@ -103,8 +104,8 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   f.congestion_control = "dctcp";
   f.realtime = false;
   f.no_nodelay = true;
-  f.send_buffer = 1;
-  f.receive_buffer = 2;
+  f.send_buffer = "1";
+  f.receive_buffer = "2MiB";
   f.flow_timeout = "3s";
   f.retry = "1s";
   f.grace = "500ms";

@@ -29,6 +29,15 @@ TEST(Units, Sizes) {
   EXPECT_THROW(parse_bytes("-4"), UsageError);
 }
 
+// --sndbuf/--rcvbuf: sizes in the same units, within the kernel's int.
+TEST(Units, SocketBufferSizes) {
+  EXPECT_EQ(parse_socket_buffer_bytes("0"), 0);
+  EXPECT_EQ(parse_socket_buffer_bytes("4MiB"), 4 << 20);
+  EXPECT_EQ(parse_socket_buffer_bytes("2147483647"), 2147483647);
+  EXPECT_THROW(parse_socket_buffer_bytes("2GiB"), UsageError);
+  EXPECT_THROW(parse_socket_buffer_bytes("lots"), UsageError);
+}
+
 // One vocabulary for every size flag and key: the bare K, M, G are binary, as
 // nccl-tests' -b/-e and DDP's bucket_cap_mb mean them; KB, MB, GB are SI.
 TEST(Units, Flops) {

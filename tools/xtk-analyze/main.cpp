@@ -148,7 +148,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   gpt->add_option("--tp", g.config.tp, "t: tensor-parallel size")->capture_default_str();
   gpt->add_option("--pp", g.config.pp, "p: pipeline stages")->capture_default_str();
   gpt->add_option("--dp", g.config.dp, "d: data-parallel size")->capture_default_str();
-  gpt->add_option("--peak", g.peak, "F: peak FLOP/s per GPU (989T for an H100's dense bf16)");
+  gpt->add_option("--peak", g.peak, "F: peak FLOP/s per GPU, needed (989T for an H100's dense bf16)");
   gpt->add_option("--mfu", g.mfu, "mu: share of the peak achieved")->capture_default_str();
   gpt->add_option("--bw", g.bw, "effective bandwidth of every traffic type (bit/s)");
   gpt->add_option("--bw-tp", g.bw_tp, "C_TP: tensor-parallel all-reduce bandwidth (e.g. NVLink 2.4T)");
@@ -161,8 +161,8 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   auto* dp = predict->add_subcommand("dp", "a pure data-parallel job (ring all-reduce) of a model in the model table");
   dp->add_option("--model", d.model, "model name in configs/models/params.csv")->required();
   dp->add_option("--ranks", d.ranks, "N: data-parallel ranks")->required();
-  dp->add_option("--compute-time", d.compute_time, "forward + backward time per iteration (180ms)");
-  dp->add_option("--bw", d.bw, "effective all-reduce bandwidth per rank (25G)");
+  dp->add_option("--compute-time", d.compute_time, "forward + backward time per iteration, needed (e.g. 180ms)");
+  dp->add_option("--bw", d.bw, "effective all-reduce bandwidth per rank, needed with 2 ranks or more (e.g. 25G)");
   dp->add_option("--bucket", d.bucket, "gradient bucket size (PyTorch DDP: 25MiB); default one all-reduce");
   dp->add_option("--params", d.params, "P, instead of the model table's");
   dp->add_option("--bytes-per-param", d.bytes_per_param, "gradient bytes per parameter, instead of the table's");

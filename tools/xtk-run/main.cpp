@@ -28,7 +28,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   app.add_option("-o,--out", options.out, "experiment directory (default: the config's out, runs/<name>)");
   app.add_option("--executor", executor, "netns, slurm or hosts: overrides the config's");
   app.add_flag("--fresh", options.fresh, "run every step again, even those completed before");
-  app.add_flag("--no-analysis", no_analysis, "skip the tables at the end");
+  app.add_flag("--no-analysis", no_analysis, "skip the tables and plots at the end");
   app.add_flag("-q,--quiet", quiet, "no progress line on stderr");
   int status = 0;
   const int rc = xtk::run_tool(app, argc, argv, [&] {

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "  xtk-testbed exec demo h0 -- ping -c1 10.77.0.4\n"
       "  xtk-testbed down demo",
       "xtk-testbed"};
+  app.set_version_flag("--version", std::string("xtk-testbed ") + XTK_VERSION);
   app.require_subcommand(1);
   xtk::TestbedSpec spec;
   std::vector<std::string> shapes;
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
   bool no_offloads = false, json = false;
   auto* up = app.add_subcommand("up", "build testbed NAME (an existing one of that name is rebuilt)");
   up->add_option("name", spec.name, "testbed name, [a-z0-9-], at most 20 characters")->required();
-  up->add_option("--hosts", spec.hosts, "number of hosts")->capture_default_str();
+  up->add_option("--hosts", spec.hosts, "number of hosts, 1 to 250")->capture_default_str();
   up->add_option("--shape", shapes,
                  "port:hK=RATE or nic:hK=RATE, optional /htb (default) or /tbf and /queue=BYTES (the shaper's "
                  "queue; default the qdisc's own); repeatable");
