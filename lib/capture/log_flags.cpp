@@ -105,6 +105,7 @@ SamplerOptions to_options(const CounterFlags& f) {
   o.cpu = f.cpu;
   o.fifo_priority = f.fifo;
   o.out = f.out;
+  check_options(o);
   return o;
 }
 

@@ -59,10 +59,14 @@ struct Active {
 
 std::int64_t default_slow_ns(std::int64_t period_ns) { return std::max<std::int64_t>(50'000, period_ns / 10); }
 
-SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, const SamplerOptions& o,
-                          const std::atomic<bool>& stop) {
+void check_options(const SamplerOptions& o) {
   if (o.period_ns < 10'000) throw UsageError("--period: at least 10us");
   if (o.spin_ns < 0 || o.spin_ns >= o.period_ns) throw UsageError("--spin: from 0 to less than the period");
+}
+
+SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, const SamplerOptions& o,
+                          const std::atomic<bool>& stop) {
+  check_options(o);
   SamplerReport report;
   report.options = o;
   report.slow_ns = o.slow_ns > 0 ? o.slow_ns : default_slow_ns(o.period_ns);

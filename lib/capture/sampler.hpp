@@ -47,6 +47,9 @@ struct SamplerReport {
   bool all_vanished = false;          // sampling ended because no source was left
 };
 
+// Throws UsageError, naming the flag, for a period or spin the sampler cannot keep.
+void check_options(const SamplerOptions& options);
+
 // Samples until `stop`, the duration, or every source has gone away.
 // Throws Error when scheduling cannot be set or the output fails.
 SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, const SamplerOptions& options,

@@ -11,6 +11,7 @@
 
 #include "core/data_files.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 
 namespace xtk::collective {
@@ -87,7 +88,7 @@ ModelProfile parse_profile(std::istream& in, const std::string& path) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (number == 1) {
-      if (line != kMagic) {
+      if (without_byte_order_mark(line) != kMagic) {
         throw InputError(path, 1, fmt::format("not an xtk model profile: the first line must be '{}'", kMagic));
       }
       continue;

@@ -97,9 +97,8 @@ std::vector<int> parse_cpu_list(const std::string& text, const std::string& flag
     const auto dash = item.find('-');
     const int first = number(item.substr(0, dash));
     const int last = dash == std::string::npos ? first : number(item.substr(dash + 1));
-    if (last < first || last >= online) {
-      throw UsageError(fmt::format("{} '{}': CPUs go from 0 to {} here", flag, text, online - 1));
-    }
+    if (last < first) throw UsageError(fmt::format("{} '{}': a range goes up, {}-{}", flag, text, last, first));
+    if (last >= online) throw UsageError(fmt::format("{} '{}': CPUs go from 0 to {} here", flag, text, online - 1));
     for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
   }
   if (cpus.empty()) throw UsageError(fmt::format("{}: no CPU given", flag));

@@ -7,10 +7,12 @@
 #include "analysis/tables_flags.hpp"
 #include "capture/log_flags.hpp"
 #include "collective/collective_flags.hpp"
+#include "core/error.hpp"
 #include "core/units.hpp"
 #include "flow/client_flags.hpp"
 #include "flow/server_flags.hpp"
 #include "workload/gen_flags.hpp"
+#include "workload/generator.hpp"
 
 namespace xtk {
 namespace {
@@ -84,24 +86,38 @@ std::vector<std::string> client_command(const ExperimentConfig& c, const std::st
   return tool_command("xtk-client", to_arguments(f));
 }
 
-std::vector<std::string> counters_command(const std::vector<std::string>& sources, const std::string& period,
-                                          const std::string& out) {
+namespace {
+
+capture::CounterFlags counters_flags(const std::vector<std::string>& sources, const std::string& period,
+                                     const std::string& out) {
   capture::CounterFlags f;
   f.sources = sources;
   f.period = period;
   f.out = out;
-  return tool_command("xtk-log", to_arguments(f));
+  return f;
 }
 
-std::vector<std::string> capture_command(const std::string& interface, const std::string& bin,
-                                         const std::string& filter, const std::string& out) {
+capture::CaptureFlags capture_flags(const std::string& interface, const std::string& bin, const std::string& filter,
+                                    const std::string& out) {
   capture::CaptureFlags f;
   f.interfaces = {interface};
   f.summarize = true;
   f.bin = bin;
   f.filter = filter;
   f.out = out;
-  return tool_command("xtk-log", to_arguments(f));
+  return f;
+}
+
+}  // namespace
+
+std::vector<std::string> counters_command(const std::vector<std::string>& sources, const std::string& period,
+                                          const std::string& out) {
+  return tool_command("xtk-log", to_arguments(counters_flags(sources, period, out)));
+}
+
+std::vector<std::string> capture_command(const std::string& interface, const std::string& bin,
+                                         const std::string& filter, const std::string& out) {
+  return tool_command("xtk-log", to_arguments(capture_flags(interface, bin, filter, out)));
 }
 
 std::vector<std::string> tables_command(const std::string& dir, const std::string& csv_dir) {
@@ -118,8 +134,10 @@ std::vector<std::string> spread_command(const std::vector<std::string>& runs, co
   return tool_command("xtk-analyze", to_arguments(f));
 }
 
-std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepPlan& step, const std::string& src,
-                                          const std::string& dst, const std::string& out) {
+namespace {
+
+GenFlags schedule_flags(const ExperimentConfig& c, const StepPlan& step, const std::string& src, const std::string& dst,
+                        const std::string& out) {
   GenFlags f;
   f.profile = step.profile;
   f.cdf = c.cross_traffic.cdf;
@@ -141,7 +159,14 @@ std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepP
     f.burst_height = c.cross_traffic.burst_height;
     if (!c.cross_traffic.burst_period.empty()) f.burst_period = dilated(c, c.cross_traffic.burst_period);
   }
-  return tool_command("xtk-gen", to_arguments(f));
+  return f;
+}
+
+}  // namespace
+
+std::vector<std::string> schedule_command(const ExperimentConfig& c, const StepPlan& step, const std::string& src,
+                                          const std::string& dst, const std::string& out) {
+  return tool_command("xtk-gen", to_arguments(schedule_flags(c, step, src, dst, out)));
 }
 
 namespace {
@@ -186,6 +211,27 @@ std::vector<std::string> rank_environment(const ExperimentConfig& c, const StepP
   return env;
 }
 
+namespace {
+
+// xtk-collective train's flags for a rank (without a `command` or `replay`).
+collective::TrainFlags train_flags(const ExperimentConfig& c, const StepPlan& step, const RankLaunch& launch) {
+  collective::TrainFlags train;
+  train.model = step.model;
+  train.iterations = c.training.iterations;
+  train.warmup = c.training.warmup;
+  train.compute_scale = c.training.compute_scale * time_scale(c);
+  train.size_scale = byte_scale(c);
+  train.iterations_path = launch.iterations_path;
+  train.collectives_path = launch.collectives_path;
+  // GPU ranks compute on their GPU; the CPU modes are for Gloo ranks.
+  if (c.training.backend == "gloo") train.compute_mode = c.training.compute_mode;
+  if (launch.start_realtime_ns > 0) train.start_at = instant_text(launch.start_realtime_ns);
+  if (!c.training.bucket.empty()) train.bucket = c.training.bucket;
+  return train;
+}
+
+}  // namespace
+
 std::vector<std::string> training_command(const ExperimentConfig& c, const StepPlan& step, const RankLaunch& launch) {
   std::vector<std::string> argv{"env"};
   const auto env = rank_environment(c, step, launch);
@@ -214,21 +260,34 @@ std::vector<std::string> training_command(const ExperimentConfig& c, const StepP
     argv.insert(argv.end(), tool.begin(), tool.end());
     return argv;
   }
-  collective::TrainFlags train;
-  train.model = step.model;
-  train.iterations = c.training.iterations;
-  train.warmup = c.training.warmup;
-  train.compute_scale = c.training.compute_scale * time_scale(c);
-  train.size_scale = byte_scale(c);
-  train.iterations_path = launch.iterations_path;
-  train.collectives_path = launch.collectives_path;
-  // GPU ranks compute on their GPU; the CPU modes are for Gloo ranks.
-  if (c.training.backend == "gloo") train.compute_mode = c.training.compute_mode;
-  if (launch.start_realtime_ns > 0) train.start_at = instant_text(launch.start_realtime_ns);
-  if (!c.training.bucket.empty()) train.bucket = c.training.bucket;
+  const auto train = train_flags(c, step, launch);
   const auto tool = tool_command("xtk-collective", to_arguments(job, train));
   argv.insert(argv.end(), tool.begin(), tool.end());
   return argv;
+}
+
+void check_step_commands(const ExperimentConfig& c, const StepPlan& step) {
+  const auto refused = [&](std::string_view tool, const std::string& why) {
+    return InputError(c.path, 0,
+                      fmt::format("{}'s {} step at {:.0f} %: {} would refuse it: {}", step.model, step.profile,
+                                  step.load_share * 100, tool, why));
+  };
+  try {
+    if (step.profile != "none") ScheduleGenerator generator(to_config(schedule_flags(c, step, "h1", "h0", "-")));
+    if (!c.capture.counter_period.empty()) {
+      capture::to_options(counters_flags({"net:eth0"}, c.capture.counter_period, "-"));
+    }
+    if (c.capture.summarize) capture::to_options(capture_flags("eth0", c.capture.bin, "", "-"));
+  } catch (const Error& e) {
+    throw refused(step.profile != "none" ? "xtk-gen or xtk-log" : "xtk-log", e.what());
+  }
+  if (!c.training.command.empty() || !c.training.replay.empty()) return;
+  try {
+    collective::to_options(train_flags(c, step, RankLaunch{}));
+    read_model_totals(step.model);
+  } catch (const Error& e) {
+    throw refused("xtk-collective train", e.what());
+  }
 }
 
 }  // namespace xtk

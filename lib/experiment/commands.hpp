@@ -76,6 +76,12 @@ std::vector<std::string> rank_environment(const ExperimentConfig& config, const 
 std::vector<std::string> training_command(const ExperimentConfig& config, const StepPlan& step,
                                           const RankLaunch& launch);
 
+// Checks, before any step runs, what the tools of `step` would refuse of the
+// config (a bad burst, a CDF that is not there, a counter period below the
+// sampler's least, a model without a profile), with the tools' own readers:
+// throws InputError naming the config, the step and the tool's message.
+void check_step_commands(const ExperimentConfig& config, const StepPlan& step);
+
 // From launching the roles to the common start: `startup`, or by mode:
 // process start-up (3 s), with CUDA and NCCL initialisation (10 s), or a
 // training script importing its framework (30 s).

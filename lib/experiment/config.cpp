@@ -330,6 +330,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   r.get(e, "repetitions", c.repetitions);
   r.get_unit(e, "step_timeout", c.step_timeout_ns, parse_duration_ns);
   if (c.out.empty()) c.out = "runs/" + c.name;
+  if (c.step_timeout_ns <= 0) r.fail(r.node(e, "step_timeout"), "'step_timeout' must be above 0");
   if (c.link_bps <= 0) r.fail(r.node(e, "link"), "'link' must be above 0");
   if (r.node(e, "emulate_link") && !(c.emulation.link_bps > 0)) {
     r.fail(r.node(e, "emulate_link"), "'emulate_link' must be above 0");
@@ -393,8 +394,18 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     }
   }
   if (c.training.ranks < 2) r.fail(r.node(t, "ranks"), "'ranks' must be at least 2 (an all-reduce needs peers)");
+  if (!(c.training.compute_scale > 0) || !std::isfinite(c.training.compute_scale)) {
+    r.fail(r.node(t, "compute_scale"), "'compute_scale' must be a number above 0");
+  }
+  if (c.training.timeout_ns <= 0) r.fail(r.node(t, "timeout"), "'timeout' must be above 0");
   if (c.training.iterations == 0) r.fail(r.node(t, "iterations"), "'iterations' must be at least 1");
   if (c.training.models.empty()) r.fail(r.node(t, "models"), "'models' must name at least one model");
+  for (std::size_t i = 0; i < c.training.models.size(); ++i) {
+    if (std::count(c.training.models.begin(), c.training.models.begin() + static_cast<std::ptrdiff_t>(i),
+                   c.training.models[i]) > 0) {
+      r.fail(r.node(t, "models"), fmt::format("model '{}' is listed twice: each once", c.training.models[i]));
+    }
+  }
 
   const auto* x = r.table("cross_traffic");
   r.known(x, "cross_traffic",
@@ -425,8 +436,22 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   try {
     to_settings(rdma);
   } catch (const UsageError& bad) {
-    std::string_view what = bad.what();  // names the flag: the key is its name without "--"
-    if (what.starts_with("--")) what.remove_prefix(2);
+    // The message names the tools' flag: say the config's key, on its line.
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kKeyOfFlag{
+        {{"--ib-port", "rdma_port"},
+         {"--gid-index", "gid_index"},
+         {"--tclass", "tclass"},
+         {"--sl", "service_level"},
+         {"--msg-size", "message_size"},
+         {"--outstanding", "outstanding"},
+         {"--verb", "verb"}}};
+    std::string_view what = bad.what();
+    for (const auto& [flag, key] : kKeyOfFlag) {
+      if (what.starts_with(flag)) {
+        what.remove_prefix(flag.size());
+        r.fail(r.node(x, std::string(key).c_str()), fmt::format("'{}'{}", key, what));
+      }
+    }
     r.fail(x, fmt::format("[cross_traffic] {}", what));
   }
   for (const auto& p : c.cross_traffic.profiles) {
@@ -434,9 +459,21 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
       r.fail(r.node(x, "profiles"), fmt::format("profile '{}': use consistent, burst or long-lived", p));
     }
   }
-  for (double load : c.cross_traffic.loads) {
-    if (load < 0 || load > 1.5) {
+  for (std::size_t i = 0; i < c.cross_traffic.loads.size(); ++i) {
+    const double load = c.cross_traffic.loads[i];
+    if (!(load >= 0 && load <= 1.5)) {
       r.fail(r.node(x, "loads"), fmt::format("load {} is not a share of the link (0 to 1.5)", load));
+    }
+    if (std::find(c.cross_traffic.loads.begin(), c.cross_traffic.loads.begin() + static_cast<std::ptrdiff_t>(i),
+                  load) != c.cross_traffic.loads.begin() + static_cast<std::ptrdiff_t>(i)) {
+      r.fail(r.node(x, "loads"), fmt::format("load {} is listed twice: each step once", load));
+    }
+  }
+  for (std::size_t i = 0; i < c.cross_traffic.profiles.size(); ++i) {
+    const auto& p = c.cross_traffic.profiles[i];
+    if (std::count(c.cross_traffic.profiles.begin(), c.cross_traffic.profiles.begin() + static_cast<std::ptrdiff_t>(i),
+                   p) > 0) {
+      r.fail(r.node(x, "profiles"), fmt::format("profile '{}' is listed twice: each series once", p));
     }
   }
 
@@ -521,6 +558,14 @@ ExperimentConfig load_experiment_config(const std::string& path, std::optional<E
   if (!in) throw Error(fmt::format("{}: cannot open the experiment config", path));
   std::stringstream text;
   text << in.rdbuf();
+  // An empty file (a wrong path, an editor's new buffer) must not run the default sweep.
+  std::string line;
+  bool content = false;
+  while (!content && std::getline(text, line)) {
+    const auto first = line.find_first_not_of(" \t\r");
+    content = first != std::string::npos && line[first] != '#';
+  }
+  if (!content) throw InputError(path, 0, "the config is empty: give at least [experiment] name = \"...\"");
   return parse_experiment_config(text.str(), path, executor);
 }
 

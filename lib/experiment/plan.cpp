@@ -27,7 +27,15 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
   std::uint64_t seed = config.seed + (config.seed - 1) * kSeedBlock;
   const std::string executor(executor_name(config.executor));
   std::vector<std::string> names;  // the models' names, as the step directories use them
-  for (const auto& model : config.training.models) names.push_back(read_model_totals(model).name);
+  for (const auto& model : config.training.models) {
+    try {
+      names.push_back(read_model_totals(model).name);
+    } catch (const UsageError& e) {  // the profile's finder speaks of xtk-collective's --model
+      std::string_view why = e.what();
+      if (why.starts_with("--model ")) why.remove_prefix(8);
+      throw InputError(config.path, 0, fmt::format("[training] model {}", why));
+    }
+  }
   for (std::uint32_t rep = 1; rep <= config.repetitions; ++rep) {
     const std::string dir = repetition_dir(config, experiment_dir, rep);
     for (std::size_t m = 0; m < names.size(); ++m) {

@@ -98,6 +98,10 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
           dir, kept, config.path, fmt::join(changes, "; ")));
     }
   }
+  // What a step's tools would refuse fails every step alike: said once, before the first.
+  for (const auto& s : steps) {
+    if (options.fresh || rerun_reason(s)) check_step_commands(config, s);
+  }
   if (!fs::exists(earlier) || !fs::equivalent(earlier, config.path)) {
     fs::copy_file(config.path, earlier, fs::copy_options::overwrite_existing);
   }

@@ -202,6 +202,10 @@ void check_options(const ClientOptions& o) {
   if (o.bulk_streams == 0 && o.schedule.empty()) throw UsageError("give a schedule file, or --bulk N with --dst");
   if (o.bulk_streams > 0 && o.bulk_dst.empty()) throw UsageError("--bulk needs --dst ADDRESS");
   if (o.bulk_streams > 0 && o.duration_ns <= 0) throw UsageError("--bulk needs --duration");
+  if (o.bulk_streams > 0 && !o.schedule.empty()) {
+    throw UsageError(fmt::format("give a schedule ({}) or --bulk, not both", o.schedule));
+  }
+  if (o.flow_timeout_ns <= 0) throw UsageError("--flow-timeout must be above 0");
   if (o.pool_limit == 0) throw UsageError("--pool-limit must be at least 1");
   if (!o.congestion_control.empty()) {
     if (auto problem = congestion_control_problem(o.congestion_control); !problem.empty()) {

@@ -1,9 +1,9 @@
 #include "flow/client_flags.hpp"
 
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
-#include <fmt/ranges.h>
-
+#include <algorithm>
 #include <sstream>
 
 #include "core/cli.hpp"
@@ -148,6 +148,11 @@ ClientOptions to_options(const ClientFlags& f) {
     o.timing.pinning = CpuPinning::none;
   } else {
     o.timing.pinning = CpuPinning::list;
+    for (const auto& word : {"auto", "none"}) {
+      if (std::find(cpus.begin(), cpus.end(), word) != cpus.end()) {
+        throw UsageError(fmt::format("--cpus: {} stands alone, not beside CPUs", word));
+      }
+    }
     for (const auto& item : cpus) {
       for (int cpu : parse_cpu_list(item, "--cpus")) o.timing.cpus.push_back(cpu);
     }

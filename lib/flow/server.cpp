@@ -71,6 +71,15 @@ std::uint64_t descriptors_needed(const ServerOptions& o) {
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   if (options_.threads == 0) throw UsageError("--threads must be at least 1");
   if (options_.listen.empty()) throw UsageError("--listen: at least one address");
+  if (options_.max_connections == 0) throw UsageError("--max-connections must be at least 1");
+  if (options_.header_timeout_ns <= 0) throw UsageError("--header-timeout must be above 0");
+  for (std::size_t i = 0; i < options_.listen.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (options_.listen[j] == options_.listen[i]) {
+        throw UsageError(fmt::format("--listen {} is given twice", options_.listen[i]));
+      }
+    }
+  }
   settings_.device = options_.device;
   settings_.max_connections = options_.max_connections;
   settings_.header_timeout_ns = options_.header_timeout_ns;

@@ -16,6 +16,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace xtk {
 
@@ -153,7 +154,9 @@ void RunCsv::read_header(std::string_view magic) {
     throw InputError(source_, 0,
                      fmt::format("empty file: not an {} file (the first line must be '{}')", magic, magic_line));
   }
-  if (line != magic_line) fail(fmt::format("not an {} file: the first line must be '{}'", magic, magic_line));
+  if (without_byte_order_mark(line) != magic_line) {
+    fail(fmt::format("not an {} file: the first line must be '{}'", magic, magic_line));
+  }
   bool versioned = false;
   while (next_line(line)) {
     if (line.empty()) continue;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -176,9 +177,14 @@ std::string congestion_control_problem(const std::string& name) {
   const int error = set_congestion_control(fd.get(), name);
   if (error == 0) return "";
   if (error == ENOENT) {
+    const auto available = read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control");
+    if (std::any_of(name.begin(), name.end(), [](unsigned char ch) { return std::isupper(ch) != 0; })) {
+      return fmt::format("this kernel has no congestion control '{}': the names are lower case (available: {})", name,
+                         available);
+    }
     return fmt::format(
         "this kernel has no congestion control '{}' (available: {}; load its module, e.g. modprobe tcp_{})", name,
-        read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control"), name);
+        available, name);
   }
   if (error == EPERM) {
     return fmt::format(

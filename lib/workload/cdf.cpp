@@ -11,6 +11,7 @@
 
 #include "core/data_files.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace xtk {
 namespace {
@@ -53,6 +54,7 @@ FlowSizeCdf FlowSizeCdf::parse(std::istream& in, std::string_view source, std::s
   while (std::getline(in, text)) {
     ++line_no;
     std::string_view line(text);
+    if (line_no == 1) line = without_byte_order_mark(line);
     if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     auto fields = split_fields(line);
     if (fields.empty()) continue;

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "formats/csv_file.hpp"
 
@@ -149,7 +150,8 @@ ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), 
     if (!text_.empty() && text_.back() == '\r') text_.pop_back();
     std::string_view line(text_);
     if (line_ == 1) {
-      if (line != kMagic) fail(fmt::format("not an xtk schedule: the first line must be '{}'", kMagic));
+      if (without_byte_order_mark(line) != kMagic)
+        fail(fmt::format("not an xtk schedule: the first line must be '{}'", kMagic));
       magic = true;
       continue;
     }

@@ -437,6 +437,14 @@ TEST_F(CaptureTestbed, VanishingAndMissingDevicesEndWithClearMessages) {
   EXPECT_EQ(missing.exit_status, 2);
   EXPECT_NE(missing.output.find("no interface 'eth9' here (interfaces: eth0, lo)"), std::string::npos)
       << missing.output;
+  // A source named twice would write each counter twice per sample: refused before any file is made.
+  const auto twice = run_command(testbed_->in_host(
+      1, {XTK_LOG_BIN, "counters", "-s", "net:eth0=rx_bytes", "-s", "net:eth*", "-t", "1s", "-o", file("twice.csv")}));
+  EXPECT_EQ(twice.exit_status, 2);
+  EXPECT_NE(twice.output.find("--source net:eth*: net:eth0 is named by --source net:eth0=rx_bytes already"),
+            std::string::npos)
+      << twice.output;
+  EXPECT_FALSE(fs::exists(file("twice.csv")));
   missing = run_command(testbed_->in_host(1, {XTK_LOG_BIN, "counters", "-s", "rdma:mlx5_0", "-t", "1s"}));
   EXPECT_EQ(missing.exit_status, 2);
   EXPECT_NE(missing.output.find("no RDMA devices here"), std::string::npos) << missing.output;

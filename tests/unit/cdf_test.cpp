@@ -92,7 +92,11 @@ TEST(Cdf, FormatsFractionPercentThreeColumnsCommasComments) {
   const auto percent = parse_text("0 0\n100 50\n200 100\n");
   const auto three = parse_text("0 1 0\n100 2 0.5\n200 3 1\n");
   const auto commas = parse_text("0,0\r\n100,0.5 # trailing comment\r\n\r\n200,1\r\n");
-  for (const auto* c : {&fraction, &percent, &three, &commas}) {
+  // A spreadsheet's save: a UTF-8 byte-order mark before the first line.
+  const auto marked = parse_text(
+      "\xEF\xBB\xBF"
+      "0,0\r\n100,0.5\r\n200,1\r\n");
+  for (const auto* c : {&fraction, &percent, &three, &commas, &marked}) {
     ASSERT_EQ(c->points().size(), 3u);
     EXPECT_DOUBLE_EQ(c->points()[1].probability, 0.5);
     EXPECT_DOUBLE_EQ(c->mean_bytes(), 100.0);

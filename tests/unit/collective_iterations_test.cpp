@@ -38,6 +38,10 @@ TEST(CollectiveIterations, WrittenFileReadsBackInTheAnalysisReader) {
   std::vector<IterationRecord> rows;
   read_iterations(content, path, 2, [&](const IterationRecord& r) { rows.push_back(r); });
   ASSERT_EQ(rows.size(), 3u);
+  // Saved again by a spreadsheet, with a UTF-8 byte-order mark first: the same rows.
+  std::size_t marked_rows = 0;
+  read_iterations("\xEF\xBB\xBF" + content, path, 2, [&](const IterationRecord&) { ++marked_rows; });
+  EXPECT_EQ(marked_rows, 3u);
   EXPECT_EQ(rows[0].tcp_retransmits, 3u);
   EXPECT_EQ(rows[0].tcp_timeouts, 1u);
   EXPECT_EQ(rows[0].tcp_rwnd_limited_us, 250u);

@@ -441,6 +441,32 @@ TEST(CommandLines, EveryRoleXtkRunLaunchesParsesIntoItsOptions) {
   EXPECT_EQ(options.start_at_realtime_ns, 1'764'000'000'000'000'000);
 }
 
+// Before any step runs, xtk-run checks the config against the step tools' own
+// readers: what they would refuse fails once, naming the config and the step.
+TEST(CommandLines, StepChecksRefuseWhatTheToolsWouldBeforeAnyStep) {
+  const std::string base =
+      "[training]\nbackend = \"gloo\"\nranks = 2\n"
+      "[cross_traffic]\nprofiles = [\"burst\"]\nloads = [0.3]\n";
+  const StepPlan step{"resnet50", "burst", 1, 0.3, "", 5};
+  EXPECT_NO_THROW(check_step_commands(parse_experiment_config(base, "t.toml"), step));
+  const auto refusal = [&](const std::string& more, const StepPlan& s) -> std::string {
+    try {
+      check_step_commands(parse_experiment_config(base + more, "t.toml"), s);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(refusal("burst_width = \"20ms\"\nburst_period = \"10ms\"\n", step)
+                .rfind("t.toml: resnet50's burst step at 30 %: xtk-gen or xtk-log would refuse it: ", 0),
+            0u);
+  EXPECT_NE(refusal("cdf = \"no-such-cdf\"\n", step).find("no-such-cdf"), std::string::npos);
+  EXPECT_NE(refusal("[capture]\ncounter_period = \"1us\"\n", step).find("--period"), std::string::npos);
+  const StepPlan unknown{"no-such-model", "none", 0, 0, "", 1};
+  EXPECT_NE(refusal("", unknown).find("xtk-collective train would refuse it"), std::string::npos)
+      << refusal("", unknown);
+}
+
 // RDMA cross traffic: both ends get the transport and the device settings.
 TEST(CommandLines, RdmaCrossTrafficCarriesItsDeviceSettings) {
   ::setenv("XTK_BIN_DIR", XTK_TOOLS_DIR "/xtk-server", 1);  // found, not run

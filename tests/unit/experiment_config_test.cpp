@@ -51,9 +51,29 @@ TEST(ExperimentConfig, ErrorsNameTheLine) {
   EXPECT_EQ(error_of("[training]\nranks = 1\n"), "e.toml:2: 'ranks' must be at least 2 (an all-reduce needs peers)");
   EXPECT_EQ(error_of("[training]\nrank = 3\n"), "e.toml:2: [training] has no key 'rank'");
   EXPECT_EQ(error_of("[cross_traffic]\nloads = [0.5, 3]\n"), "e.toml:2: load 3 is not a share of the link (0 to 1.5)");
+  EXPECT_EQ(error_of("[cross_traffic]\nloads = [0.5, nan]\n"),
+            "e.toml:2: load nan is not a share of the link (0 to 1.5)");
+  EXPECT_EQ(error_of("[cross_traffic]\nloads = [0.3, 0.6, 0.3]\n"),
+            "e.toml:2: load 0.3 is listed twice: each step once");
+  EXPECT_EQ(error_of("[cross_traffic]\nprofiles = [\"burst\", \"burst\"]\n"),
+            "e.toml:2: profile 'burst' is listed twice: each series once");
+  EXPECT_EQ(error_of("[training]\ncompute_scale = -1.0\n"), "e.toml:2: 'compute_scale' must be a number above 0");
+  EXPECT_EQ(error_of("[training]\ntimeout = \"0s\"\n"), "e.toml:2: 'timeout' must be above 0");
+  EXPECT_EQ(error_of("[experiment]\nstep_timeout = \"0s\"\n"), "e.toml:2: 'step_timeout' must be above 0");
+  // An empty file does not run the default sweep.
+  const auto empty = std::filesystem::temp_directory_path() / fmt::format("xtk-empty-{}.toml", ::getpid());
+  std::ofstream(empty) << "# nothing yet\n\n";
+  try {
+    load_experiment_config(empty.string());
+    ADD_FAILURE() << "an empty config loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              empty.string() + ": the config is empty: give at least [experiment] name = \"...\"");
+  }
+  std::filesystem::remove(empty);
   EXPECT_EQ(error_of("[cross_traffic]\ntransport = \"udp\"\n"), "e.toml:2: transport 'udp': use tcp or rdma");
   EXPECT_EQ(error_of("[cross_traffic]\ntransport = \"rdma\"\noutstanding = 0\n"),
-            "e.toml:1: [cross_traffic] outstanding: from 1 to 4096");
+            "e.toml:3: 'outstanding': from 1 to 4096");
   EXPECT_EQ(error_of("[cross_traffic]\nprofiles = [\"bursty\"]\n"),
             "e.toml:2: profile 'bursty': use consistent, burst or long-lived");
   EXPECT_EQ(error_of("[experiment]\nemulate_link = \"25G\"\nemulation = \"space\"\n"),

@@ -120,6 +120,9 @@ TEST(Schedule, WriterReportsAFullDisk) {
 TEST(Schedule, ReaderErrorsNameTheLine) {
   EXPECT_EQ(read_error(""), "s.csv: empty file: not an xtk schedule");
   EXPECT_EQ(read_error("flow_id,start_ns\n"), "s.csv:1: not an xtk schedule: the first line must be '# xtk-schedule'");
+  // A UTF-8 byte-order mark (a spreadsheet's save) is not part of the first line: the error is the next one's.
+  EXPECT_EQ(read_error("\xEF\xBB\xBF# xtk-schedule\n# format_version=2\n"),
+            "s.csv:2: format_version 2 is not supported (this xtk reads version 1)");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=2\n"),
             "s.csv:2: format_version 2 is not supported (this xtk reads version 1)");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\n"),

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "capture/counter_source.hpp"
@@ -79,17 +80,29 @@ nlohmann::json sampler_json(const cap::SamplerReport& r) {
           {"vanished", r.vanished}};
 }
 
+// The sources every -s names. One named twice would write each of its
+// counters twice per sample, a file no reader takes.
+std::vector<std::unique_ptr<cap::CounterSource>> open_specs(const std::vector<std::string>& specs) {
+  std::vector<std::unique_ptr<cap::CounterSource>> sources;
+  std::map<std::string, std::string> named_by;
+  for (const auto& spec : specs) {
+    for (auto& source : cap::open_sources(cap::parse_source_spec(spec))) {
+      if (const auto [at, fresh] = named_by.emplace(source->name(), spec); !fresh) {
+        throw xtk::UsageError(
+            fmt::format("--source {}: {} is named by --source {} already: give each source once, "
+                        "with all its counters after '=' (net:eth0=rx_bytes,tx_bytes)",
+                        spec, source->name(), at->second));
+      }
+      sources.push_back(std::move(source));
+    }
+  }
+  return sources;
+}
+
 void run_counters(const cap::CounterFlags& f) {
   if (f.list) {
     xtk::Table t({{"source"}, {"counter"}});
-    std::vector<std::unique_ptr<cap::CounterSource>> sources;
-    if (f.sources.empty()) {
-      sources = cap::open_all_sources();
-    } else {
-      for (const auto& s : f.sources) {
-        for (auto& source : cap::open_sources(cap::parse_source_spec(s))) sources.push_back(std::move(source));
-      }
-    }
+    const auto sources = f.sources.empty() ? cap::open_all_sources() : open_specs(f.sources);
     for (const auto& s : sources) {
       for (const auto& c : s->counters()) t.add_row({s->name(), c});
     }
@@ -100,11 +113,7 @@ void run_counters(const cap::CounterFlags& f) {
     }
     return;
   }
-  std::vector<std::unique_ptr<cap::CounterSource>> sources;
-  const std::vector<std::string> specs = f.sources.empty() ? std::vector<std::string>{"net:*"} : f.sources;
-  for (const auto& s : specs) {
-    for (auto& source : cap::open_sources(cap::parse_source_spec(s))) sources.push_back(std::move(source));
-  }
+  auto sources = open_specs(f.sources.empty() ? std::vector<std::string>{"net:*"} : f.sources);
   auto o = cap::to_options(f);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
