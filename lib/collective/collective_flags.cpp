@@ -121,6 +121,9 @@ WorldFlags to_world_flags(const JobFlags& f) {
 
 BackendOptions to_backend_options(const JobFlags& j, const std::string& compute_mode) {
   if (j.gpus == 0) throw UsageError("-g must be at least 1");
+  if (j.gloo_algorithm != "ring" && j.gloo_algorithm != "bcube") {
+    throw UsageError(fmt::format("--gloo-algorithm: '{}' is neither ring nor bcube", j.gloo_algorithm));
+  }
   BackendOptions b;
   b.name = j.backend;
   b.gloo_algorithm = j.gloo_algorithm;

@@ -32,13 +32,9 @@ class GlooBackend : public Backend {
     if (job.ranks_per_process() != 1) {
       throw UsageError("-g: the Gloo backend runs one rank per process; start one process per rank");
     }
-    if (options.gloo_algorithm == "ring") {
-      algorithm_ = gloo::AllreduceOptions::Algorithm::RING;
-    } else if (options.gloo_algorithm == "bcube") {
-      algorithm_ = gloo::AllreduceOptions::Algorithm::BCUBE;
-    } else {
-      throw UsageError(fmt::format("--gloo-algorithm: '{}' is neither ring nor bcube", options.gloo_algorithm));
-    }
+    // to_backend_options took ring or bcube only.
+    algorithm_ = options.gloo_algorithm == "bcube" ? gloo::AllreduceOptions::Algorithm::BCUBE
+                                                   : gloo::AllreduceOptions::Algorithm::RING;
     gloo::transport::tcp::attr attr;
     // The address this rank reached rank 0 from is one the other ranks can reach.
     if (!options.gloo_iface.empty()) {

@@ -173,6 +173,16 @@ ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), 
         versioned = true;
         continue;
       }
+      // The keys readers compute with: a bad value would make a load or a duration out of nothing.
+      if (key == "duration_ns" || key == "burst_width_ns" || key == "burst_period_ns" || key == "link_bps" ||
+          key == "load_bps_per_src") {
+        std::int64_t number = 0;
+        const bool zero_is_fine = key == "load_bps_per_src";
+        if (!parse_int(value, number) || number < (zero_is_fine ? 0 : 1)) {
+          fail(fmt::format("header {} '{}' is not a {} integer", key, value,
+                           zero_is_fine ? "non-negative" : "positive"));
+        }
+      }
       header_.set(std::move(key), std::move(value));
       continue;
     }

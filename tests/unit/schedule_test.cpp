@@ -125,6 +125,10 @@ TEST(Schedule, ReaderErrorsNameTheLine) {
             "s.csv:2: format_version 2 is not supported (this xtk reads version 1)");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=2\n"),
             "s.csv:2: format_version 2 is not supported (this xtk reads version 1)");
+  EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\n# duration_ns=-5\n"),
+            "s.csv:3: header duration_ns '-5' is not a positive integer");
+  EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\n# load_bps_per_src=nan\n"),
+            "s.csv:3: header load_bps_per_src 'nan' is not a non-negative integer");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\n"),
             "s.csv:2: no column line: the header must end with 'flow_id,start_ns,src,dst,size_bytes'");
   EXPECT_EQ(read_error("# xtk-schedule\n# format_version=1\nid,start\n"),
