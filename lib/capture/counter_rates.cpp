@@ -37,6 +37,10 @@ double CounterRateSummary::mean_per_s() const {
 }
 
 CounterRateResult analyze_counters(const std::string& path, const CounterRateOptions& o) {
+  // Bounds of one clock compare before any row: an empty window is a mistake, not a result.
+  if (o.from && o.to && o.from->absolute == o.to->absolute && o.to->ns <= o.from->ns) {
+    throw UsageError("--to must be after --from");
+  }
   CounterRateResult result;
   result.path = path;
   CountersReader reader(path);

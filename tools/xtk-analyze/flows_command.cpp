@@ -28,6 +28,12 @@ void run_flows(const FlowsFlags& f) {
   xtk::ClientSummary merged(inputs);
   xtk::Table files({{"file"}, {"flows"}, {"ok"}, {"failed"}, {"timeout"}, {"cancelled"}, {"last_end_s", 3}});
   std::int64_t last_end = 0;
+  for (std::size_t i = 0; i < f.files.size(); ++i) {
+    if (std::find(f.files.begin(), f.files.begin() + static_cast<std::ptrdiff_t>(i), f.files[i]) !=
+        f.files.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw xtk::UsageError(fmt::format("{} is given twice: its flows would count twice", f.files[i]));
+    }
+  }
   for (const auto& path : f.files) {
     xtk::ClientSummary one(inputs);
     std::int64_t file_end = 0;

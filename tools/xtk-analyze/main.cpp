@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <iostream>
 #include <set>
 
@@ -81,6 +82,10 @@ void run_predict_dp(const DpFlags& f) {
   an::DpConfig c;
   c.model = f.model;
   c.ranks = f.ranks;
+  if (f.params < 0 || !std::isfinite(f.params)) throw xtk::UsageError("--params must be a number above 0");
+  if (f.bytes_per_param < 0 || !std::isfinite(f.bytes_per_param)) {
+    throw xtk::UsageError("--bytes-per-param must be a number above 0");
+  }
   c.params = f.params;
   c.bytes_per_param = f.bytes_per_param;
   if (c.params == 0 || c.bytes_per_param == 0) {
