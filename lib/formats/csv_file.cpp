@@ -157,11 +157,11 @@ void RunCsv::read_header(std::string_view magic) {
   if (without_byte_order_mark(line) != magic_line) {
     fail(fmt::format("not an {} file: the first line must be '{}'", magic, magic_line));
   }
-  bool versioned = false;
+  std::uint64_t versioned = 0;  // the format_version line's number
   while (next_line(line)) {
     if (line.empty()) continue;
     if (line.front() != '#') {
-      if (!versioned) fail("no '# format_version=N' line before the column line");
+      if (versioned == 0) fail("no '# format_version=N' line before the column line");
       if (!older_columns_.empty() && line == older_columns_) {
         columns_ = older_columns_;  // the file's columns, for messages
         column_count_ = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
@@ -180,13 +180,14 @@ void RunCsv::read_header(std::string_view magic) {
     const std::string_view key = line.substr(0, eq);
     const std::string_view value = line.substr(eq + 1);
     if (key == "format_version") {
+      if (versioned > 0) fail(fmt::format("header key 'format_version' is given twice (first on line {})", versioned));
       std::uint64_t version = 0;
       if (!parse_u64(value, version)) fail(fmt::format("format_version '{}' is not a number", value));
       if (version != kRunFilesFormatVersion) {
         fail(fmt::format("format_version {} is not supported (this xtk reads version {})", version,
                          kRunFilesFormatVersion));
       }
-      versioned = true;
+      versioned = line_;
       continue;
     }
     for (const auto& h : header_) {

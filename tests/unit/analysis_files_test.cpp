@@ -230,6 +230,8 @@ TEST(AnalysisFiles, TraceBinsParseAndCheckTheGrid) {
             "t.csv:3: bin_ns '0' is not a positive integer");
   EXPECT_EQ(err("# xtk-trace-bins\n# format_version=1\n# bin_ns=5\n# bin_ns=6\n"),
             "t.csv:4: header key 'bin_ns' is given twice (first on line 3)");
+  EXPECT_EQ(err("# xtk-trace-bins\n# format_version=1\n# format_version=1\n"),
+            "t.csv:3: header key 'format_version' is given twice (first on line 2)");
 }
 
 TEST(AnalysisFiles, ModelTable) {
