@@ -213,19 +213,26 @@ std::vector<std::string> rank_environment(const ExperimentConfig& c, const StepP
 
 namespace {
 
+// What xtk-collective train and replay take alike: iterations, scaling, files, start.
+template <typename Flags>
+Flags iteration_flags(const ExperimentConfig& c, const RankLaunch& launch) {
+  Flags f;
+  f.iterations = c.training.iterations;
+  f.warmup = c.training.warmup;
+  f.compute_scale = c.training.compute_scale * time_scale(c);
+  f.size_scale = byte_scale(c);
+  f.iterations_path = launch.iterations_path;
+  f.collectives_path = launch.collectives_path;
+  // GPU ranks compute on their GPU; the CPU modes are for Gloo ranks.
+  if (c.training.backend == "gloo") f.compute_mode = c.training.compute_mode;
+  if (launch.start_realtime_ns > 0) f.start_at = instant_text(launch.start_realtime_ns);
+  return f;
+}
+
 // xtk-collective train's flags for a rank (without a `command` or `replay`).
 collective::TrainFlags train_flags(const ExperimentConfig& c, const StepPlan& step, const RankLaunch& launch) {
-  collective::TrainFlags train;
+  auto train = iteration_flags<collective::TrainFlags>(c, launch);
   train.model = step.model;
-  train.iterations = c.training.iterations;
-  train.warmup = c.training.warmup;
-  train.compute_scale = c.training.compute_scale * time_scale(c);
-  train.size_scale = byte_scale(c);
-  train.iterations_path = launch.iterations_path;
-  train.collectives_path = launch.collectives_path;
-  // GPU ranks compute on their GPU; the CPU modes are for Gloo ranks.
-  if (c.training.backend == "gloo") train.compute_mode = c.training.compute_mode;
-  if (launch.start_realtime_ns > 0) train.start_at = instant_text(launch.start_realtime_ns);
   if (!c.training.bucket.empty()) train.bucket = c.training.bucket;
   return train;
 }
@@ -245,17 +252,9 @@ std::vector<std::string> training_command(const ExperimentConfig& c, const StepP
   job.timeout = seconds_text(c.training.timeout_ns);
   job.gloo_connections = c.training.gloo_connections;
   if (!c.training.replay.empty()) {
-    collective::ReplayFlags replay;
+    auto replay = iteration_flags<collective::ReplayFlags>(c, launch);
     replay.trace = c.training.replay;
     replay.kineto = c.training.kineto;
-    replay.iterations = c.training.iterations;
-    replay.warmup = c.training.warmup;
-    replay.compute_scale = c.training.compute_scale * time_scale(c);
-    replay.size_scale = byte_scale(c);
-    replay.iterations_path = launch.iterations_path;
-    replay.collectives_path = launch.collectives_path;
-    if (c.training.backend == "gloo") replay.compute_mode = c.training.compute_mode;
-    if (launch.start_realtime_ns > 0) replay.start_at = instant_text(launch.start_realtime_ns);
     const auto tool = tool_command("xtk-collective", to_arguments(job, replay));
     argv.insert(argv.end(), tool.begin(), tool.end());
     return argv;
