@@ -17,8 +17,25 @@
 
 namespace xtk::analysis {
 
-// Runs in the order given; each is named by its directory. Throws InputError
-// when two runs disagree on a model's theoretical demand (not one experiment).
-std::vector<NamedTable> spread_tables(const std::vector<Experiment>& runs, const TablesOptions& options);
+// One run's table 3 (congestion_point), named by the run's directory.
+struct RunPoints {
+  std::string run;
+  Table congestion_point;
+};
+// From the run's step directories, with `options`' method.
+RunPoints run_points(const Experiment& run, const TablesOptions& options);
+// From the congestion_point.csv that `xtk-analyze tables -o DIR` wrote in
+// `tables_dir` (a run whose step data stayed elsewhere: a cluster's scratch,
+// a device): its points as that run's tables computed them. Throws
+// InputError naming the file and line.
+RunPoints read_run_points(const std::string& tables_dir);
+// The same from the file's `content`, read from `path`, for the run named `run`.
+RunPoints parse_run_points(const std::string& content, const std::string& path, const std::string& run);
+// Whether `dir` is such a directory of tables rather than a run.
+bool is_tables_dir(const std::string& dir);
+
+// Runs in the order given. Throws InputError when two runs disagree on a
+// model's theoretical demand (not one experiment).
+std::vector<NamedTable> spread_tables(const std::vector<RunPoints>& runs);
 
 }  // namespace xtk::analysis

@@ -101,7 +101,8 @@ TablesOptions to_options(const TablesFlags& f) {
 void add_flags(CLI::App& app, SpreadFlags& f) {
   app.add_option("runs", f.dirs,
                  "two or more runs of one experiment, each an experiment directory (an experiment's repK/, or "
-                 "runs with other seeds); or one experiment of repetitions, for all its repK/")
+                 "runs with other seeds) or the tables a run's `xtk-analyze tables -o DIR` wrote; or one "
+                 "experiment of repetitions, for all its repK/")
       ->required();
   add_flags(app, f.out);
   add_method_flags(app, f.method);

@@ -59,6 +59,36 @@ void Table::print(std::ostream& out) const {
   }
 }
 
+std::optional<std::vector<std::string>> split_csv_fields(std::string_view line) {
+  std::vector<std::string> fields;
+  std::size_t i = 0;
+  while (true) {
+    std::string field;
+    if (i < line.size() && line[i] == '"') {
+      for (++i;; ++i) {
+        if (i >= line.size()) return std::nullopt;  // no closing quote
+        if (line[i] != '"') {
+          field += line[i];
+        } else if (i + 1 < line.size() && line[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          ++i;
+          break;
+        }
+      }
+      if (i < line.size() && line[i] != ',') return std::nullopt;  // text after the closing quote
+    } else {
+      const std::size_t end = std::min(line.find(',', i), line.size());
+      field.assign(line.substr(i, end - i));
+      i = end;
+    }
+    fields.push_back(std::move(field));
+    if (i >= line.size()) return fields;
+    ++i;  // the comma
+  }
+}
+
 void append_csv_field(std::string& out, std::string_view text) {
   if (text.find_first_of(",\"\n\r") == std::string_view::npos) {
     out += text;

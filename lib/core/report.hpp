@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@ struct Column {
 // Appends one CSV field: as it is, or in double quotes (RFC 4180, quotes
 // doubled, line breaks as spaces) when it holds a comma, quote or line break.
 void append_csv_field(std::string& out, std::string_view text);
+// Its inverse for one line: the fields, quotes undone. nullopt when a quoted
+// field does not close, or text follows its closing quote.
+std::optional<std::vector<std::string>> split_csv_fields(std::string_view line);
 
 class Table {
  public:

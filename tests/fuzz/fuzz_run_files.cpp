@@ -1,6 +1,7 @@
 // libFuzzer target: the run-directory readers of lib/analysis (iterations,
 // collectives, flow records in CSV and JSON Lines, counters, trace bins, the
-// model table, run.json) and the measured-load code on top of them, on arbitrary bytes.
+// model table, run.json, a run's congestion_point.csv of tables) and the measured-load code on top
+// of them, on arbitrary bytes.
 //
 // Bad input must end in xtk::Error (InputError); anything else that escapes,
 // a sanitizer report, or a row that breaks the invariants below is a bug.
@@ -16,8 +17,10 @@
 
 #include "analysis/model_params.hpp"
 #include "analysis/run_dir.hpp"
+#include "analysis/spread.hpp"
 #include "analysis/step.hpp"
 #include "core/error.hpp"
+#include "core/report.hpp"
 #include "formats/collectives.hpp"
 #include "formats/counters.hpp"
 #include "formats/csv_file.hpp"
@@ -138,6 +141,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto table = an::ModelTable::parse(text, "fuzz");
     for (const auto& m : table.models()) check(m.params > 0 && m.bytes_per_param > 0 && !m.model.empty());
   });
+
+  rejected_is_fine([&] {
+    const auto points = an::parse_run_points(text, "fuzz", "run");
+    check(points.congestion_point.rows() > 0);
+  });
+
+  // The tables' CSV fields: what splits joins back to the same fields.
+  if (const auto fields = xtk::split_csv_fields(text)) {
+    std::string line;
+    for (std::size_t i = 0; i < fields->size(); ++i) {
+      if (i > 0) line += ',';
+      xtk::append_csv_field(line, (*fields)[i]);
+    }
+    if (text.find_first_of("\r\n") == std::string::npos) check(xtk::split_csv_fields(line) == fields);
+  }
 
   rejected_is_fine([&] {
     const auto info = an::parse_run_json(text, "fuzz", "d", false);

@@ -64,9 +64,14 @@ class Spread : public ::testing::Test {
                "1,4,1700713000031680000,1700713000039990000,13110.000");
   }
   void TearDown() override { fs::remove_all(dir_); }
-  std::vector<Experiment> runs(std::initializer_list<const char*> names) const {
+  std::vector<Experiment> experiments(std::initializer_list<const char*> names) const {
     std::vector<Experiment> all;
     for (const char* name : names) all.push_back(load_experiment((dir_ / name).string(), {}));
+    return all;
+  }
+  std::vector<RunPoints> runs(std::initializer_list<const char*> names) const {
+    std::vector<RunPoints> all;
+    for (const auto& e : experiments(names)) all.push_back(run_points(e, {}));
     return all;
   }
   fs::path dir_;
@@ -75,15 +80,14 @@ class Spread : public ::testing::Test {
 }  // namespace
 
 TEST_F(Spread, EachRunsPointThenTheirMedianAndRange) {
-  const auto experiments = runs({"run1", "run2", "run3"});
-  const auto tables = spread_tables(experiments, {});
+  const auto tables = spread_tables(runs({"run1", "run2", "run3"}));
   ASSERT_EQ(tables.size(), 2u);
 
   // Each run's rows are its own table 3's.
   const auto per_run = rows_of(tables, "congestion_point_runs");
   ASSERT_EQ(per_run.size(), 9u);  // three series in each of three runs
   std::vector<double> consistent_diff;
-  for (const auto& e : experiments) {
+  for (const auto& e : experiments({"run1", "run2", "run3"})) {
     const auto own = rows_of(make_tables(e, {}), "congestion_point");
     for (const auto& mine : own) {
       bool found = false;
@@ -139,7 +143,7 @@ TEST_F(Spread, EachRunsPointThenTheirMedianAndRange) {
 
   // Two runs: the median lies between them.
   const auto two =
-      row_of(rows_of(spread_tables(runs({"run1", "run2"}), {}), "congestion_point_spread"), "toy", "consistent");
+      row_of(rows_of(spread_tables(runs({"run1", "run2"})), "congestion_point_spread"), "toy", "consistent");
   EXPECT_NEAR(two["diff_pct_median"].get<double>(), (25.0 + consistent_diff[1]) / 2, 1e-9);
 }
 
@@ -151,13 +155,66 @@ TEST_F(Spread, RunsOfAnotherExperimentAreRefused) {
     }
   }
   try {
-    spread_tables(runs({"run1", "run3"}), {});
+    spread_tables(runs({"run1", "run3"}));
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(
         std::string(e.what()),
         (dir_ / "run3").string() + ": toy's theoretical data per iteration is 8000000 bytes here and 4000000 in " +
             (dir_ / "run1").string() + ": the runs are not of one experiment (model, ranks and emulation must agree)");
+  }
+}
+
+// A run whose step data stayed elsewhere (a cluster's scratch, the device)
+// comes as the tables its `xtk-analyze tables -o DIR` wrote: the spread reads
+// its congestion_point.csv, and gives the figures it gives from the steps.
+TEST_F(Spread, RunsGivenByTheirTablesSpreadAsTheirSteps) {
+  const auto run = [](const std::string& args) { return testing::run_tool_command(XTK_ANALYZE_BIN, args); };
+  for (const char* name : {"run1", "run2", "run3"}) {
+    const auto r = run("tables " + (dir_ / name).string() + " -o " + (dir_ / name / "tables").string());
+    ASSERT_EQ(r.status, 0) << r.out;
+  }
+  const auto from_steps = rows_of(spread_tables(runs({"run1", "run2", "run3"})), "congestion_point_spread");
+  std::vector<RunPoints> read;
+  for (const char* name : {"run1", "run2", "run3"}) {
+    ASSERT_TRUE(is_tables_dir((dir_ / name / "tables").string()));
+    read.push_back(read_run_points((dir_ / name / "tables").string()));
+  }
+  EXPECT_FALSE(is_tables_dir((dir_ / "run1").string()));
+  const auto from_tables = rows_of(spread_tables(read), "congestion_point_spread");
+  ASSERT_EQ(from_tables.size(), from_steps.size());
+  for (std::size_t i = 0; i < from_steps.size(); ++i) {
+    EXPECT_EQ(from_tables[i]["points"], from_steps[i]["points"]);
+    // The CSV holds table 3 to its printed precision: diff_pct to 0.1, loads to 0.001.
+    // (A series without a point has none either way: nan.)
+    for (const auto& [column, within] : {std::pair{"diff_pct_median", 0.051}, std::pair{"diff_pct_min", 0.051},
+                                         std::pair{"diff_pct_max", 0.051}, std::pair{"load_gbps_median", 0.0006}}) {
+      const double steps = from_steps[i][column].get<double>(), tables = from_tables[i][column].get<double>();
+      if (std::isnan(steps)) {
+        EXPECT_TRUE(std::isnan(tables)) << column;
+      } else {
+        EXPECT_NEAR(tables, steps, within) << column;
+      }
+    }
+  }
+  // The tool takes runs and tables mixed; the method flags only for runs.
+  auto r = run("spread " + (dir_ / "run1").string() + " " + (dir_ / "run2" / "tables").string() + " --csv");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = run("spread " + (dir_ / "run1").string() + " " + (dir_ / "run2" / "tables").string() + " --tangent-points 3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find((dir_ / "run2" / "tables").string() + " holds a run's tables, computed with their own method"),
+            std::string::npos)
+      << r.out;
+  // A damaged file is named with its line.
+  replace_in(dir_ / "run3" / "tables" / "congestion_point.csv", "toy,consistent,ok,", "toy,consistent,\"ok,");
+  try {
+    read_run_points((dir_ / "run3" / "tables").string());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir_ / "run3" / "tables" / "congestion_point.csv").string() + ":"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("a quoted field does not close"), std::string::npos) << e.what();
   }
 }
 

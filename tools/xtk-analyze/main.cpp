@@ -47,9 +47,20 @@ void run_tables(const an::TablesFlags& f) {
 
 void run_spread(const an::SpreadFlags& f) {
   const auto options = an::to_options(f);
-  std::vector<an::Experiment> runs;
-  for (const auto& dir : an::spread_runs(f)) runs.push_back(load(dir, options));
-  an::emit(an::spread_tables(runs, options), f.out, true);
+  std::vector<an::RunPoints> runs;
+  for (const auto& dir : an::spread_runs(f)) {
+    if (!an::is_tables_dir(dir)) {
+      runs.push_back(an::run_points(load(dir, options), options));
+    } else if (f.method == an::MethodFlags{}) {
+      runs.push_back(an::read_run_points(dir));
+    } else {
+      throw xtk::UsageError(
+          fmt::format("{} holds a run's tables, computed with their own method: the method flags "
+                      "apply to runs given by their step directories",
+                      dir));
+    }
+  }
+  an::emit(an::spread_tables(runs), f.out, true);
 }
 
 struct GptFlags {
