@@ -1,8 +1,9 @@
 #include "collective/collective_flags.hpp"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include <fmt/format.h>
+#include <cmath>
 
 #include "core/cli.hpp"
 #include "core/units.hpp"
@@ -157,7 +158,9 @@ TrainOptions to_options(const TrainFlags& f) {
   if (!f.start_at.empty()) t.start_at_realtime_ns = parse_flag("--start-at", f.start_at, parse_wall_clock_ns);
   if (t.iterations > 0 && t.duration_ns > 0) throw UsageError("give --iters or --duration, not both");
   if (t.iterations == 0 && t.duration_ns == 0) t.iterations = 20;
-  if (t.compute_scale < 0) throw UsageError("--compute-scale must not be negative");
+  if (!(t.compute_scale >= 0) || !std::isfinite(t.compute_scale)) {
+    throw UsageError("--compute-scale must be a number, not negative");
+  }
   if (!(t.size_scale > 0)) throw UsageError("--size-scale must be above 0");
   t.iterations_path = f.iterations_path;
   t.collectives_path = f.collectives_path;
@@ -209,7 +212,9 @@ ReplayOptions to_options(const ReplayFlags& f) {
   ReplayOptions r;
   r.trace = f.trace;
   r.kineto = f.kineto;
-  if (f.compute_scale < 0) throw UsageError("--compute-scale must not be negative");
+  if (!(f.compute_scale >= 0) || !std::isfinite(f.compute_scale)) {
+    throw UsageError("--compute-scale must be a number, not negative");
+  }
   if (!(f.size_scale > 0)) throw UsageError("--size-scale must be above 0");
   if (f.iterations == 0) throw UsageError("--iters must be at least 1");
   r.compute_scale = f.compute_scale;

@@ -212,7 +212,7 @@ ComputeTimes compute_times(const TrainOptions& o, const ModelProfile& profile) {
   }
   total_ns *= o.compute_scale;
   const double forward = o.forward_fraction.value_or(profile.forward_fraction);
-  if (forward < 0 || forward >= 1) throw UsageError("--forward-fraction must be in [0, 1)");
+  if (!(forward >= 0 && forward < 1)) throw UsageError("--forward-fraction must be in [0, 1)");
   ComputeTimes t;
   t.forward_ns = static_cast<std::int64_t>(std::llround(total_ns * forward));
   t.backward_ns = static_cast<std::int64_t>(std::llround(total_ns)) - t.forward_ns;

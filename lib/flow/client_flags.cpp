@@ -137,7 +137,8 @@ ClientOptions to_options(const ClientFlags& f) {
   o.transport = f.transport;
   o.device = to_settings(f.device);
   o.map = split_commas(f.map);
-  o.port = f.port;
+  if (f.port < 1 || f.port > 65535) throw UsageError(fmt::format("--port {}: a port is 1 to 65535", f.port));
+  o.port = static_cast<std::uint16_t>(f.port);
   o.threads = f.threads;
   o.pool_limit = f.pool_limit;
   o.pool_init = f.pool_init;

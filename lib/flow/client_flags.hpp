@@ -20,7 +20,7 @@ struct ClientFlags {
   std::string schedule;
   std::string records = "flows.csv", transport = "tcp";
   std::vector<std::string> map, cpus;
-  std::uint16_t port = 7000;
+  unsigned port = 7000;  // checked as a port in to_options (CLI11 would only say it cannot convert)
   unsigned threads = 1;
   std::string policy = "pool", direction = "push";
   std::size_t pool_limit = 64, pool_init = 2;

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 
@@ -300,6 +301,15 @@ TEST(CommandLines, CollectiveTrainFlagsRoundTrip) {
   const auto t = to_options(c.train);
   EXPECT_EQ(t.caps.bytes, 50ULL << 20);
   EXPECT_EQ(t.compute_ns, 100'000'000);
+  for (const double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    auto flags = c.train;
+    flags.compute_scale = bad;
+    EXPECT_THROW(to_options(flags), UsageError) << bad;  // a compute of nothing, or of forever
+  }
+  // --gloo-algorithm is checked with the flags, before any rank joins.
+  auto job = c.job;
+  job.gloo_algorithm = "tree";
+  EXPECT_THROW(to_backend_options(job, "sleep"), UsageError);
 }
 
 struct Replay {
