@@ -133,11 +133,16 @@ nlohmann::json SweepOptions::to_json() const {
           {"collectives_path", collectives_path}};
 }
 
+std::vector<std::uint64_t> sweep_bytes(const SweepOptions& o) {
+  auto sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.factor, o.step_bytes, data_type_size(o.type));
+  if (sizes.empty()) throw UsageError(fmt::format("-b/-e: no size holds a whole {} element", data_type_name(o.type)));
+  return sizes;
+}
+
 void run_sweep(const SweepOptions& o, Backend& backend, Job& job, const std::function<void(const SweepRow&)>& on_row) {
   const Collective& collective = *o.collective;
   const std::size_t element = data_type_size(o.type);
-  const auto sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.factor, o.step_bytes, element);
-  if (sizes.empty()) throw UsageError(fmt::format("-b/-e: no size holds a whole {} element", data_type_name(o.type)));
+  const auto sizes = sweep_bytes(o);
   backend.allocate(sizes.back());
   std::vector<std::size_t> counts_to_run;
   for (const auto bytes : sizes) {

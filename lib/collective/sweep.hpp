@@ -54,6 +54,10 @@ struct SweepRow {
 };
 
 // Runs the sweep; rank 0 gets each row as soon as it is measured.
+// The sizes the sweep runs, in bytes; throws UsageError when -b/-e/-f/-i give
+// none that holds a whole element of the data type.
+std::vector<std::uint64_t> sweep_bytes(const SweepOptions& options);
+
 void run_sweep(const SweepOptions& options, Backend& backend, Job& job,
                const std::function<void(const SweepRow&)>& on_row);
 

@@ -20,6 +20,16 @@
 namespace xtk {
 namespace {
 
+// The first entry of `list` that an earlier one equals; null when none does
+// (a list of steps or series names each once).
+template <typename T>
+const T* first_repeat(const std::vector<T>& list) {
+  for (auto at = list.begin(); at != list.end(); ++at) {
+    if (std::find(list.begin(), at, *at) != at) return &*at;
+  }
+  return nullptr;
+}
+
 class Reader {
  public:
   Reader(const toml::table& root, std::string source) : root_(root), source_(std::move(source)) {}
@@ -400,11 +410,8 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   if (c.training.timeout_ns <= 0) r.fail(r.node(t, "timeout"), "'timeout' must be above 0");
   if (c.training.iterations == 0) r.fail(r.node(t, "iterations"), "'iterations' must be at least 1");
   if (c.training.models.empty()) r.fail(r.node(t, "models"), "'models' must name at least one model");
-  for (std::size_t i = 0; i < c.training.models.size(); ++i) {
-    if (std::count(c.training.models.begin(), c.training.models.begin() + static_cast<std::ptrdiff_t>(i),
-                   c.training.models[i]) > 0) {
-      r.fail(r.node(t, "models"), fmt::format("model '{}' is listed twice: each once", c.training.models[i]));
-    }
+  if (const auto* m = first_repeat(c.training.models)) {
+    r.fail(r.node(t, "models"), fmt::format("model '{}' is listed twice: each once", *m));
   }
 
   const auto* x = r.table("cross_traffic");
@@ -459,22 +466,16 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
       r.fail(r.node(x, "profiles"), fmt::format("profile '{}': use consistent, burst or long-lived", p));
     }
   }
-  for (std::size_t i = 0; i < c.cross_traffic.loads.size(); ++i) {
-    const double load = c.cross_traffic.loads[i];
+  for (double load : c.cross_traffic.loads) {
     if (!(load >= 0 && load <= 1.5)) {
       r.fail(r.node(x, "loads"), fmt::format("load {} is not a share of the link (0 to 1.5)", load));
     }
-    if (std::find(c.cross_traffic.loads.begin(), c.cross_traffic.loads.begin() + static_cast<std::ptrdiff_t>(i),
-                  load) != c.cross_traffic.loads.begin() + static_cast<std::ptrdiff_t>(i)) {
-      r.fail(r.node(x, "loads"), fmt::format("load {} is listed twice: each step once", load));
-    }
   }
-  for (std::size_t i = 0; i < c.cross_traffic.profiles.size(); ++i) {
-    const auto& p = c.cross_traffic.profiles[i];
-    if (std::count(c.cross_traffic.profiles.begin(), c.cross_traffic.profiles.begin() + static_cast<std::ptrdiff_t>(i),
-                   p) > 0) {
-      r.fail(r.node(x, "profiles"), fmt::format("profile '{}' is listed twice: each series once", p));
-    }
+  if (const auto* load = first_repeat(c.cross_traffic.loads)) {
+    r.fail(r.node(x, "loads"), fmt::format("load {} is listed twice: each step once", *load));
+  }
+  if (const auto* p = first_repeat(c.cross_traffic.profiles)) {
+    r.fail(r.node(x, "profiles"), fmt::format("profile '{}' is listed twice: each series once", *p));
   }
 
   const auto* cap = r.table("capture");

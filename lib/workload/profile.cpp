@@ -18,9 +18,13 @@ double BurstShape::rest_factor() const {
   return rest_time > 0 ? (1.0 - burst_share()) / rest_time : 0.0;
 }
 
-void BurstShape::validate() const {
+void BurstShape::check_grid(std::int64_t width_ns, std::int64_t period_ns) {
   if (width_ns <= 0) throw UsageError("--burst-width must be above 0");
-  if (period() <= width_ns) throw UsageError("--burst-period must be longer than --burst-width");
+  if (period_ns <= width_ns) throw UsageError("--burst-period must be longer than --burst-width");
+}
+
+void BurstShape::validate() const {
+  check_grid(width_ns, period());
   if (!(height >= 1.0)) throw UsageError("--burst-height must be at least 1 (a multiple of the mean rate)");
   if (burst_share() > 1.0 + 1e-12) {
     throw UsageError(

@@ -30,6 +30,8 @@ struct BurstShape {
   // Rate outside the burst windows / mean rate (0.78 by default).
   double rest_factor() const;
   void validate() const;  // throws UsageError naming the flag at fault
+  // The grid's own rule (a width, and a period longer than it), for readers of a schedule too.
+  static void check_grid(std::int64_t width_ns, std::int64_t period_ns);
 };
 
 struct Arrival {

@@ -141,12 +141,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       if (sweep.op == xc::ReduceOp::avg && backend_options.name == "gloo" && sweep.collective->reduces()) {
         throw xtk::UsageError("-o avg: Gloo has no average; use sum");
       }
-      // Usage errors now, before any rank joins: the range, and a size holding an element.
-      if (xc::sweep_sizes(sweep.min_bytes, sweep.max_bytes, sweep.factor, sweep.step_bytes,
-                          xc::data_type_size(sweep.type))
-              .empty()) {
-        throw xtk::UsageError(fmt::format("-b/-e: no size holds a whole {} element", xc::data_type_name(sweep.type)));
-      }
+      xc::sweep_bytes(sweep);  // usage errors now, before any rank joins
       const xc::World world = xc::resolve_world(xc::to_world_flags(job_flags));
       if (world.world_size > 1 && !sweep.collectives_path.empty() &&
           sweep.collectives_path.find("{rank}") == std::string::npos) {

@@ -8,6 +8,7 @@
 #include "core/units.hpp"
 #include "workload/gen_flags.hpp"
 #include "workload/inspect.hpp"
+#include "workload/profile.hpp"
 
 namespace {
 
@@ -78,12 +79,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
         options.burst_width_ns = xtk::parse_flag("--burst-width", in.burst_width, xtk::parse_duration_ns);
       if (!in.burst_period.empty())
         options.burst_period_ns = xtk::parse_flag("--burst-period", in.burst_period, xtk::parse_duration_ns);
-      // The generator's rules for a burst grid, given here to read one.
-      if (options.burst_width_ns && *options.burst_width_ns <= 0) {
-        throw xtk::UsageError("--burst-width must be above 0");
-      }
-      if (options.burst_width_ns && options.burst_period_ns && *options.burst_period_ns <= *options.burst_width_ns) {
-        throw xtk::UsageError("--burst-period must be longer than --burst-width");
+      // The generator's rule for a burst grid, given here to read one.
+      if (options.burst_width_ns) {
+        xtk::BurstShape::check_grid(*options.burst_width_ns, options.burst_period_ns.value_or(INT64_MAX));
       }
       for (std::size_t i = 0; i < in.files.size(); ++i) {
         if (i > 0 && !in.json) std::cout << '\n';
