@@ -15,6 +15,7 @@
 
 #include "core/data_files.hpp"
 #include "core/error.hpp"
+#include "core/file_lock.hpp"
 #include "core/process.hpp"
 #include "core/provenance.hpp"
 #include "experiment/commands.hpp"
@@ -27,24 +28,6 @@ namespace xtk {
 namespace {
 
 namespace fs = std::filesystem;
-
-// One xtk-run per experiment directory at a time.
-class DirectoryLock {
- public:
-  explicit DirectoryLock(const std::string& dir) {
-    const std::string path = (fs::path(dir) / ".xtk-run.lock").string();
-    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    if (fd_ < 0 || flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      throw Error(fmt::format("{}: another xtk-run is using this experiment directory", dir));
-    }
-  }
-  ~DirectoryLock() { ::close(fd_); }
-  DirectoryLock(const DirectoryLock&) = delete;
-  DirectoryLock& operator=(const DirectoryLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 // Runs analysis/plot.py with `arguments`; says where the figures went, or why none came.
 void plot(const std::vector<std::string>& arguments, const std::string& where, std::ostream& out) {
@@ -82,7 +65,9 @@ int run_experiment(const ExperimentConfig& config, const RunOptions& options, co
                    std::ostream& out) {
   const std::string dir = options.out.empty() ? config.out : options.out;
   fs::create_directories(dir);
-  DirectoryLock lock(dir);
+  // One xtk-run per experiment directory at a time.
+  const FileLock lock((fs::path(dir) / ".xtk-run.lock").string(), FileLock::Wait::no,
+                      fmt::format("{}: another xtk-run is using this experiment directory", dir));
   const std::vector<StepPlan> steps = plan_steps(config, dir);
   std::size_t kept = 0;
   if (!options.fresh) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/file_lock.hpp"
 #include "core/kernel_files.hpp"
 #include "core/process.hpp"
 #include "core/units.hpp"
@@ -74,6 +75,11 @@ bool try_default_congestion_control(const std::string& ns, const std::string& na
 // `reno bbr`): one the kernel has is then allowed, as the refusal would tell
 // root to do by hand, and `note` says so.
 void set_default_congestion_control(const std::string& ns, const std::string& name, std::string& note) {
+  if (try_default_congestion_control(ns, name)) return;
+  // The allowed list is the machine's: testbeds built at once each widen it
+  // in turn, or one's write would drop the other's addition.
+  const std::string lock_dir = std::filesystem::is_directory("/run/lock") ? "/run/lock" : "/tmp";
+  const FileLock turn(lock_dir + "/xtk-tcp-allowed-congestion-control.lock", FileLock::Wait::yes);
   if (try_default_congestion_control(ns, name)) return;
   const std::string allowed_file = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
   const std::string available = read_first_line("/proc/sys/net/ipv4/tcp_available_congestion_control");

@@ -448,9 +448,22 @@ TEST(Testbed, CongestionControlNotAllowedIsAllowedAndNoted) {
   run_checked({"sh", "-c", fmt::format("echo '{}' > {}", before, allowed_file)});
   EXPECT_EQ(host_default, wanted + "\n");
   EXPECT_NE((" " + after + " ").find(" " + wanted + " "), std::string::npos) << after;
-  // Another test's testbed may have allowed it first; if this one did, it says so.
+  // Another test's testbed may have allowed it first, or widened the list
+  // for its own algorithm meanwhile; if this one allowed it, it says so, with
+  // the list before (without it) and after (with it).
   if (!note.empty()) {
-    EXPECT_NE(note.find("tcp_allowed_congestion_control was '" + machine + "'"), std::string::npos) << note;
+    const auto was = note.find("tcp_allowed_congestion_control was '");
+    ASSERT_NE(was, std::string::npos) << note;
+    const auto quoted = [&](std::size_t from) {
+      const auto open = note.find('\'', from) + 1;
+      return fmt::format(" {} ", note.substr(open, note.find('\'', open) - open));
+    };
+    const std::string listed_before = quoted(was);
+    const auto is = note.find(", is '", was);
+    ASSERT_NE(is, std::string::npos) << note;
+    EXPECT_EQ(listed_before.find(" " + wanted + " "), std::string::npos) << note;
+    EXPECT_NE(listed_before.find(" " + machine + " "), std::string::npos) << note;
+    EXPECT_NE(quoted(is).find(" " + wanted + " "), std::string::npos) << note;
   }
 }
 
