@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/error.hpp"
 #include "formats/csv_file.hpp"
@@ -91,12 +93,48 @@ std::uint64_t line_at_byte(std::string_view text, std::size_t byte) {
   return 1 + static_cast<std::uint64_t>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
 }
 
+// The line of the `nth` (1-based) appearance of `key` as a key: the quoted
+// name, not escaped, then a colon. 0 when not found (a name JSON escapes).
+std::uint64_t line_of_key(std::string_view text, const std::string& key, std::size_t nth) {
+  const std::string quoted = fmt::format("\"{}\"", key);
+  for (std::size_t at = text.find(quoted); at != std::string_view::npos; at = text.find(quoted, at + 1)) {
+    if (at > 0 && text[at - 1] == '\\') continue;
+    const auto next = text.find_first_not_of(" \t\r\n", at + quoted.size());
+    if (next == std::string_view::npos || text[next] != ':') continue;
+    if (--nth == 0) return line_at_byte(text, at);
+  }
+  return 0;
+}
+
+// Parses run.json, refusing a key named twice in one object: nlohmann would
+// keep the last value silently, and Fields' lines assume each key once.
+json parse_once_per_key(std::string_view text, const std::string& path) {
+  std::vector<std::set<std::string>> objects;  // the keys of each object open at this point
+  std::map<std::string, std::size_t> seen;     // each name's appearances as a key so far
+  const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      objects.pop_back();
+    } else if (event == json::parse_event_t::key) {
+      const auto key = parsed.get<std::string>();
+      const auto nth = ++seen[key];
+      if (!objects.back().insert(key).second) {
+        throw InputError(path, line_of_key(text, key, nth),
+                         fmt::format("\"{}\" is given twice in one object: keep one", key));
+      }
+    }
+    return true;
+  };
+  return json::parse(text, check);
+}
+
 }  // namespace
 
 StepInfo parse_run_json(std::string_view text, const std::string& path, const std::string& dir, bool check_files) {
   json root;
   try {
-    root = json::parse(text);
+    root = parse_once_per_key(text, path);
   } catch (const json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character; the
     // message reads "[json.exception...] parse error at line L, column C: why".
@@ -105,8 +143,16 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
     const auto colon = what.find(": ", column == std::string::npos ? 0 : column);
     throw InputError(path, line_at_byte(text, e.byte > 0 ? e.byte - 1 : 0),
                      fmt::format("not valid JSON: {}", colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double's range: nlohmann gives no position, only the
+    // number as written ("number overflow parsing '1e400'").
+    const std::string what = e.what();
+    const auto open = what.rfind('\'', what.size() - 2);
+    const auto number = open == std::string::npos ? std::string() : what.substr(open + 1, what.size() - open - 2);
+    const auto at = number.empty() ? std::string_view::npos : text.find(number);
+    throw InputError(path, at == std::string_view::npos ? 0 : line_at_byte(text, at),
+                     fmt::format("not valid JSON: {} is beyond a number's range", number.empty() ? what : number));
   } catch (const json::exception& e) {
-    // A number beyond a double's range: nlohmann gives no position.
     throw InputError(path, 0, fmt::format("not valid JSON: {}", e.what()));
   }
   if (!root.is_object()) throw InputError(path, 1, "run.json must hold a JSON object");

@@ -382,8 +382,23 @@ TEST(AnalysisFiles, RunJsonErrorsNameFileAndLine) {
   EXPECT_EQ(run_json_error(replace(kRunJson, "\"cross\": \"x.csv\"", "\"other\": \"x.csv\"")),
             "s/run.json:10: \"files.trace_bins.other\" is not a traffic class: use \"cross\" or \"training\"");
   EXPECT_EQ(run_json_error("[1]"), "s/run.json:1: run.json must hold a JSON object");
-  EXPECT_NE(run_json_error(replace(kRunJson, "\"ranks\": 4", "\"ranks\": 1e999")).find("s/run.json: not valid JSON: "),
-            std::string::npos);
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"ranks\": 4", "\"ranks\": 1e999")),
+            "s/run.json:5: not valid JSON: 1e999 is beyond a number's range");
+}
+
+// nlohmann keeps a repeated key's last value: run.json refuses the repeat,
+// naming the line where it is given again. link_bps in two objects is no repeat.
+TEST(AnalysisFiles, RunJsonKeyGivenTwiceInOneObjectIsRefused) {
+  EXPECT_EQ(
+      run_json_error(replace(kRunJson, "\"git_revision\": \"abc\"", "\"git_revision\": \"abc\",\n  \"ranks\" : 2")),
+      "s/run.json:12: \"ranks\" is given twice in one object: keep one");
+  EXPECT_EQ(
+      run_json_error(replace(kRunJson, "\"counter\": \"tx_bytes\",", "\"counter\": \"tx_bytes\", \"host\": \"n\",")),
+      "s/run.json:8: \"host\" is given twice in one object: keep one");
+  // The key's name inside a string value is not a key.
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"abc\"\n}", "\"\\\"step\\\": 1\",\n  \"step\": 4\n}")),
+            "s/run.json:12: \"step\" is given twice in one object: keep one");
+  EXPECT_EQ(parse_run_json(kRunJson, "s/run.json", "s", false).step, 3u);
 }
 
 TEST(AnalysisFiles, MissingFilesAreNamedWithTheRunJsonLine) {
