@@ -64,6 +64,13 @@ class Fields {
     return value.get<std::string>();
   }
 
+  std::string text(const json& value, std::initializer_list<std::string_view> keys) const {
+    if (!value.is_string() || value.get<std::string>().empty()) {
+      fail(keys, fmt::format("\"{}\" is {}: it must be a non-empty string", dotted(keys), value.dump()));
+    }
+    return value.get<std::string>();
+  }
+
   static std::string dotted(std::initializer_list<std::string_view> keys) {
     std::string out;
     for (auto key : keys) {
@@ -198,6 +205,17 @@ StepInfo parse_run_json(std::string_view text, const std::string& path, const st
     f.fail({"cross_traffic", "load_bps"}, "profile \"none\" (no cross traffic) needs load_bps 0");
   }
 
+  auto& plan = info.plan;
+  if (const auto* v = f.find(root, {"model_profile"})) plan.model_profile = f.text(*v, {"model_profile"});
+  if (const auto* v = f.find(cross, {"cross_traffic", "load_share"})) {
+    plan.load_share = f.number(*v, {"cross_traffic", "load_share"}, false);
+  }
+  if (const auto* v = f.find(cross, {"cross_traffic", "seed"})) plan.seed = f.whole(*v, {"cross_traffic", "seed"}, 0);
+  if (const auto* e = f.find(root, {"executor"})) {
+    if (!e->is_object()) f.fail({"executor"}, "\"executor\" must be an object");
+    plan.executor = f.token(f.require(*e, {"executor", "executor"}), {"executor", "executor"});
+  }
+
   info.bottleneck.link_bps = info.link_bps;
   if (const auto* b = f.find(root, {"bottleneck"})) {
     if (!b->is_object()) f.fail({"bottleneck"}, "\"bottleneck\" must be an object");
@@ -320,6 +338,10 @@ json run_json_object(const StepInfo& i) {
   j["ranks"] = i.ranks;
   j["cross_traffic"] = {{"profile", i.profile}, {"load_bps", i.load_bps}};
   if (i.start_realtime_ns) j["cross_traffic"]["start_realtime_ns"] = *i.start_realtime_ns;
+  if (!i.plan.model_profile.empty()) j["model_profile"] = i.plan.model_profile;
+  if (i.plan.load_share) j["cross_traffic"]["load_share"] = *i.plan.load_share;
+  if (i.plan.seed) j["cross_traffic"]["seed"] = *i.plan.seed;
+  if (!i.plan.executor.empty()) j["executor"] = {{"executor", i.plan.executor}};
   j["link_bps"] = i.link_bps;
   json bottleneck = {{"link_bps", i.bottleneck.link_bps}};
   if (!i.bottleneck.host.empty()) bottleneck["host"] = i.bottleneck.host;

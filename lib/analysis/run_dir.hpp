@@ -58,6 +58,15 @@ struct TrainingNic {
   std::string counter;  // "tx_bytes"
 };
 
+// What xtk-run planned for the step, beside what it measured: resuming, it
+// keeps a step only when these match its plan. Other writers may leave them out.
+struct StepPlanRecord {
+  std::string model_profile;          // the configs/models profile the plan named ("": not recorded)
+  std::optional<double> load_share;   // cross_traffic.load_share: the load as a share of the link
+  std::optional<std::uint64_t> seed;  // cross_traffic.seed: its schedule's (xtk-gen --seed)
+  std::string executor;               // executor.executor: the testbed's kind ("": not recorded)
+};
+
 struct StepInfo {
   std::string dir;       // the step directory
   std::string run_json;  // its run.json, for messages
@@ -85,6 +94,7 @@ struct StepInfo {
   // "status": "failed" (xtk-run records a step whose role failed): the tables skip it.
   bool failed = false;
   std::string error;
+  StepPlanRecord plan;
 };
 
 // Parses run.json text. `path` names it in errors ("path:line: ..."); file

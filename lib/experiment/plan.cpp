@@ -7,8 +7,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "analysis/run_dir.hpp"
 #include "collective/profile.hpp"
@@ -57,29 +55,26 @@ std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::stri
 }
 
 std::optional<std::string> rerun_reason(const StepPlan& step) {
-  std::ifstream in(std::filesystem::path(step.dir) / "run.json");
-  if (!in) return "";
-  nlohmann::json record;
+  if (!std::filesystem::exists(std::filesystem::path(step.dir) / "run.json")) return "";
+  analysis::StepInfo record;
   try {
-    record = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return "";
+    record = analysis::read_step_info(step.dir);  // analysis' own reader: a record it refuses is no result
+  } catch (const Error& e) {
+    return fmt::format("analysis cannot read its record: {}", e.what());
   }
-  if (record.value("status", "ok") != "ok") return "";
-  const auto& cross = record.value("cross_traffic", nlohmann::json::object());
+  if (record.failed) return "";
   // Records of older builds lack a key: what they hold is taken as planned.
-  const std::string model = record.value("model_profile", step.model);
-  const std::string profile = cross.value("profile", step.profile);
-  const double load = cross.value("load_share", step.load_share);
-  const std::uint64_t seed = step.profile == "none" ? step.seed : cross.value("seed", step.seed);
-  if (model != step.model || profile != step.profile || std::abs(load - step.load_share) > 1e-9) {
-    return fmt::format("its record is of {} {} at {:g} % of the link, this plan's of {} {} at {:g} %", model, profile,
-                       load * 100, step.model, step.profile, step.load_share * 100);
+  const auto& plan = record.plan;
+  const std::string model = plan.model_profile.empty() ? step.model : plan.model_profile;
+  const double load = plan.load_share.value_or(step.load_share);
+  const std::uint64_t seed = step.profile == "none" ? step.seed : plan.seed.value_or(step.seed);
+  if (model != step.model || record.profile != step.profile || std::abs(load - step.load_share) > 1e-9) {
+    return fmt::format("its record is of {} {} at {:g} % of the link, this plan's of {} {} at {:g} %", model,
+                       record.profile, load * 100, step.model, step.profile, step.load_share * 100);
   }
   if (seed != step.seed) return fmt::format("its schedule drew seed {}, this plan's draws {}", seed, step.seed);
   // Another executor is another testbed (`xtk-run --executor` overrides the config's).
-  const auto& ran_on = record.value("executor", nlohmann::json::object());
-  const std::string executor = ran_on.is_object() ? ran_on.value("executor", step.executor) : step.executor;
+  const std::string executor = plan.executor.empty() ? step.executor : plan.executor;
   if (executor != step.executor)
     return fmt::format("it ran on executor {}, this plan's runs on {}", executor, step.executor);
   return std::nullopt;

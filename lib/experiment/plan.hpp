@@ -29,9 +29,10 @@ inline constexpr std::uint64_t kSeedBlock = std::uint64_t{1} << 32;
 
 std::vector<StepPlan> plan_steps(const ExperimentConfig& config, const std::string& experiment_dir);
 // Resuming: nothing when the step's directory holds a completed run of this
-// very step (run.json "ok", with its model, profile, load, seed and executor); else why
-// it runs again, empty when there is nothing to say (never run, failed or
-// interrupted) and otherwise what its record holds instead.
+// very step (a run.json "ok" that analysis reads, with its model, profile,
+// load, seed and executor); else why it runs again, empty when there is
+// nothing to say (never run, failed or interrupted) and otherwise what its
+// record holds instead, or why analysis refuses it.
 std::optional<std::string> rerun_reason(const StepPlan& step);
 // Where repetition `rep` (from 1) of the experiment lives: the experiment's
 // directory itself when there is one repetition, else its repK/.

@@ -287,10 +287,14 @@ class Step {
       info.training_nic = {ex_.host_label(training_nic_host()), "net:" + ex_.interface(training_nic_host()),
                            "tx_bytes"};
     }
+    // What resuming compares with its plan (rerun_reason).
+    info.plan.model_profile = plan_.model;
+    info.plan.load_share = plan_.load_share;
+    if (cross_traffic()) info.plan.seed = plan_.seed;
+    const nlohmann::json testbed = ex_.describe();
+    info.plan.executor = testbed.value("executor", "");
     nlohmann::json j = analysis::run_json_object(info);
-    j["model_profile"] = plan_.model;
-    j["cross_traffic"]["load_share"] = plan_.load_share;
-    if (cross_traffic()) j["cross_traffic"]["seed"] = plan_.seed;  // its schedule's (xtk-gen --seed)
+    j["executor"].update(testbed);  // its kind, then what only people read: hosts, links, queue
     // Beyond what analysis reads: enough to rerun the step from its log.
     auto roles = nlohmann::json::array();
     for (const auto& role : roles_) {
@@ -307,7 +311,6 @@ class Step {
       log << in.rdbuf();
       if (auto versions = nccl_versions(log.str())) j["provenance"]["nccl"] = *versions;
     }
-    j["executor"] = ex_.describe();
     j["configuration"] = c_.configuration == Configuration::B ? "B" : "A";
     j["config_file"] = c_.path;
     j["start_realtime_ns"] = start_ns_;

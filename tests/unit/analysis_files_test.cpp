@@ -347,6 +347,20 @@ TEST(AnalysisFiles, RunJsonRoundTrip) {
   EXPECT_EQ(r.cross_bins, w.cross_bins);
   EXPECT_EQ(r.training_bins, w.training_bins);
   EXPECT_FALSE(r.failed);
+  EXPECT_TRUE(r.plan.model_profile.empty()) << "not written when not set";
+  EXPECT_FALSE(r.plan.load_share || r.plan.seed);
+  EXPECT_TRUE(r.plan.executor.empty());
+
+  // What xtk-run planned, read back by its resume through this same reader.
+  w.plan = {"configs/models/resnet50.csv", 0.6, 42, "netns"};
+  auto object_planned = run_json_object(w);
+  EXPECT_EQ(object_planned["executor"], nlohmann::json({{"executor", "netns"}}));
+  object_planned["executor"]["hosts"] = 5;  // xtk-run adds what only people read
+  const auto p = parse_run_json(object_planned.dump(2), "run.json", w.dir, false).plan;
+  EXPECT_EQ(p.model_profile, w.plan.model_profile);
+  EXPECT_EQ(p.load_share, w.plan.load_share);
+  EXPECT_EQ(p.seed, w.plan.seed);
+  EXPECT_EQ(p.executor, w.plan.executor);
 
   w.failed = true;
   w.error = "rank 1 on h1 exited with status 1";
@@ -384,6 +398,16 @@ TEST(AnalysisFiles, RunJsonErrorsNameFileAndLine) {
   EXPECT_EQ(run_json_error("[1]"), "s/run.json:1: run.json must hold a JSON object");
   EXPECT_EQ(run_json_error(replace(kRunJson, "\"ranks\": 4", "\"ranks\": 1e999")),
             "s/run.json:5: not valid JSON: 1e999 is beyond a number's range");
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"load_bps\": 1e10", "\"load_bps\": 1e10, \"seed\": -3")),
+            "s/run.json:6: \"cross_traffic.seed\" is -3: it must be a whole number >= 0");
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"load_bps\": 1e10", "\"load_bps\": 1e10, \"load_share\": \"x\"")),
+            "s/run.json:6: \"cross_traffic.load_share\" is \"x\": it must be a number >= 0");
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"git_revision\"", "\"model_profile\": \"\",\n  \"g\"")),
+            "s/run.json:11: \"model_profile\" is \"\": it must be a non-empty string");
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"git_revision\"", "\"executor\": \"netns\",\n  \"g\"")),
+            "s/run.json:11: \"executor\" must be an object");
+  EXPECT_EQ(run_json_error(replace(kRunJson, "\"git_revision\"", "\"executor\": {\"hosts\": 5},\n  \"g\"")),
+            "s/run.json: no \"executor.executor\": it is required");
 }
 
 // nlohmann keeps a repeated key's last value: run.json refuses the repeat,

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/run_dir.hpp"
 #include "core/error.hpp"
 #include "experiment/config.hpp"
 #include "experiment/hosts_file.hpp"
@@ -285,36 +286,55 @@ TEST(ExperimentPlan, ResumeKeepsOnlyStepsOfThisPlan) {
   const StepPlan& step = steps[1];
   EXPECT_EQ(rerun_reason(step), std::string()) << "never run";
   fs::create_directories(step.dir);
-  const auto record = [&](const nlohmann::json& j) { std::ofstream(step.dir + "/run.json") << j.dump(); };
-  nlohmann::json j = {{"status", "ok"},
-                      {"model_profile", step.model},
-                      {"cross_traffic", {{"profile", "burst"}, {"load_share", 0.3}, {"seed", step.seed}}}};
-  record(j);
+  std::ofstream(step.dir + "/iterations-0.csv") << "";
+  // Written as xtk-run writes it: through analysis' run.json writer.
+  analysis::StepInfo info;
+  info.dir = step.dir;
+  info.model = "tiny-mlp";
+  info.ranks = 1;
+  info.profile = "burst";
+  info.load_bps = 0.3e9;
+  info.link_bps = 1e9;
+  info.bottleneck.link_bps = 1e9;
+  info.iterations = {step.dir + "/iterations-0.csv"};
+  info.plan.model_profile = step.model;
+  info.plan.load_share = 0.3;
+  info.plan.seed = step.seed;
+  const auto record = [&](const analysis::StepInfo& i) {
+    std::ofstream(step.dir + "/run.json") << analysis::run_json_object(i).dump(2);
+  };
+  record(info);
   EXPECT_EQ(rerun_reason(step), std::nullopt);
-  j["status"] = "failed";
-  record(j);
+  info.failed = true;
+  record(info);
   EXPECT_EQ(rerun_reason(step), std::string());
-  j["status"] = "ok";
-  j["cross_traffic"]["seed"] = step.seed + 7;
-  record(j);
+  info.failed = false;
+  info.plan.seed = step.seed + 7;
+  record(info);
   EXPECT_EQ(rerun_reason(step),
             fmt::format("its schedule drew seed {}, this plan's draws {}", step.seed + 7, step.seed));
-  j["cross_traffic"]["seed"] = step.seed;
-  j["cross_traffic"]["load_share"] = 0.6;
-  record(j);
+  info.plan.seed = step.seed;
+  info.plan.load_share = 0.6;
+  record(info);
   EXPECT_EQ(rerun_reason(step), "its record is of " + step.model + " burst at 60 % of the link, this plan's of " +
                                     step.model + " burst at 30 %");
-  j["cross_traffic"]["load_share"] = 0.3;
-  j["executor"] = {{"executor", "hosts"}};  // xtk-run --executor hosts, the same config
-  record(j);
+  info.plan.load_share = 0.3;
+  info.plan.executor = "hosts";  // xtk-run --executor hosts, the same config
+  record(info);
   EXPECT_EQ(rerun_reason(step), "it ran on executor hosts, this plan's runs on netns");
-  j["executor"]["executor"] = "netns";
-  record(j);
+  info.plan.executor = "netns";
+  record(info);
   EXPECT_EQ(rerun_reason(step), std::nullopt);
-  j.erase("executor");
-  j["cross_traffic"].erase("seed");  // an older build's record: taken as planned
-  record(j);
+  info.plan.executor.clear();
+  info.plan.seed.reset();  // an older build's record: taken as planned
+  record(info);
   EXPECT_EQ(rerun_reason(step), std::nullopt);
+  // A record analysis refuses is no result: the step runs again, and says why.
+  fs::remove(step.dir + "/iterations-0.csv");
+  const auto why = rerun_reason(step);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("analysis cannot read its record: " + step.dir + "/run.json:"), std::string::npos) << *why;
+  EXPECT_NE(why->find("iterations-0.csv does not exist"), std::string::npos) << *why;
   fs::remove_all(dir);
 }
 
