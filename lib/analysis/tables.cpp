@@ -22,6 +22,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kGiga = 1e9;
+// The knee is "near the middle" between two steps when the farther lies less
+// than this many times as far from it as the nearer: the middle fifth.
+constexpr double kMidwayRatio = 1.5;
 
 // The quantiles of the iteration_cdf table: every percent, and the 99.9th.
 std::vector<double> cdf_quantiles() {
@@ -440,9 +443,10 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                           static_cast<std::uint64_t>(cp.flat_points),
                           static_cast<std::uint64_t>(cp.tangent_points),
                           first_congested_p50_pct};
+    auto data_at = [](const Step& step) { return step.available_payload_bps() / 8 * step.mean_us * 1e-6; };
     if (cp.ok()) {
       const Step& at = *s.steps[cp.nearest];
-      const double data = at.available_payload_bps() / 8 * at.mean_us * 1e-6;
+      const double data = data_at(at);
       const double emulated_data = at.emulated_bps(at.available_payload_bps()) / 8 * at.emulated_us(at.mean_us) * 1e-6;
       // The same quantity at the knee itself, where the iteration is the flat
       // line's: free of where the grid's steps happen to fall around it.
@@ -453,6 +457,20 @@ std::vector<NamedTable> make_tables(const Experiment& e, const TablesOptions& op
                              at.available_payload_bps() / kGiga, at.mean_us, data, d, pct((data - d) / d), knee_data,
                              pct((knee_data - d) / d), at.emulated_bps(at.measured_load_bps) / kGiga,
                              at.emulated_bps(at.available_bps()) / kGiga, emulated_data, emulated_d});
+      // The step on the knee's other side. When the knee lies in the middle
+      // fifth between the two, which one the seed's rule reads is chance from
+      // run to run, and the reading jumps with it: the note gives both.
+      const std::size_t other = x[cp.nearest] <= cp.intersection_x ? cp.nearest + 1 : cp.nearest - 1;
+      const double near = std::fabs(x[cp.nearest] - cp.intersection_x);
+      if (other < x.size() && std::fabs(x[other] - cp.intersection_x) < kMidwayRatio * near) {
+        const Step& alt = *s.steps[other];
+        congestion_notes.push_back(fmt::format(
+            "{} {}: the knee ({:.3f} Gbit/s) lies near the middle between the steps at {:.3f} and {:.3f} Gbit/s, so "
+            "which one the seed's rule reads can change from run to run: data per iteration is {:.2f} times D at the "
+            "step it reads ({:.3f}), {:.2f} at the other, {:.2f} at the knee (intersection_diff_pct)",
+            s.model, s.profile, cp.intersection_x, std::min(x[cp.nearest], x[other]), std::max(x[cp.nearest], x[other]),
+            data / d, x[cp.nearest], data_at(alt) / d, knee_data / d));
+      }
     } else {
       row.insert(row.end(), {kNaN, kNaN, kNaN, kNaN, s.steps.front()->info.bottleneck.payload_share, kNaN, kNaN, kNaN,
                              d, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, emulated_d});

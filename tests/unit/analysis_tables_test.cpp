@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -294,6 +295,45 @@ TEST(AnalysisTables, FirstCongestedStepByItsMedian) {
   print_tables({named}, as_csv, TextFormat::csv, false);
   EXPECT_EQ(as_csv.str().find("note"), std::string::npos) << "CSV keeps to the rows";
   EXPECT_TRUE(table(make_tables(crafted(), {}), "congestion_point").notes.empty());
+}
+
+TEST(AnalysisTables, AKneeMidwayBetweenStepsIsNoted) {
+  // Step 6 at 9500 us instead of 10000: the tangent through (6, 9500) and
+  // (7, 13000) meets the flat 8000 at 6 - 1500/3500 = 5.571 Gbit/s, 0.429 from
+  // step 6 and 0.571 from step 5, in the middle fifth between them. The seed's
+  // rule reads step 6: 4 Gbit/s for 9.5 ms, 1.1875 D; step 5 would read 5
+  // Gbit/s for 8 ms, 1.25 D; the knee 4.429 Gbit/s for 8 ms, 1.107 D.
+  const fs::path dir = fs::temp_directory_path() / ("xtk_analysis_midway_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kExperiment, dir, fs::copy_options::recursive);
+  const fs::path file = dir / "toy-consistent-06" / "iterations.csv";
+  std::string scaled;
+  std::istringstream lines(slurp(file));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] != '#' && line.rfind("rank,", 0) != 0) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+      f[4] = fmt::format("{:.3f}", std::stod(f[4]) * 0.95);
+      line = f[0];
+      for (std::size_t i = 1; i < f.size(); ++i) line += "," + f[i];
+    }
+    scaled += line + "\n";
+  }
+  std::ofstream(file) << scaled;
+  const auto named = table(make_tables(load_experiment(dir.string(), {}), {}), "congestion_point");
+  fs::remove_all(dir);
+  const auto cp = named.table.to_json();
+  ASSERT_EQ(cp.size(), 3u);
+  EXPECT_NEAR(cp[2]["intersection_load_gbps"].get<double>(), 6 - 1500.0 / 3500, 1e-6);
+  EXPECT_DOUBLE_EQ(cp[2]["step"].get<double>(), 6);
+  EXPECT_NEAR(cp[2]["diff_pct"].get<double>(), 18.75, 1e-6);
+  ASSERT_EQ(named.notes.size(), 1u);
+  EXPECT_EQ(named.notes[0],
+            "toy consistent: the knee (5.571 Gbit/s) lies near the middle between the steps at 5.000 and 6.000 "
+            "Gbit/s, so which one the seed's rule reads can change from run to run: data per iteration is 1.19 "
+            "times D at the step it reads (6.000), 1.25 at the other, 1.11 at the knee (intersection_diff_pct)");
+  // The crafted series' knee, 5.333, is twice as far from step 6 as from step 5: no note (above).
 }
 
 TEST(AnalysisTables, FixedFitExponentAndThreads) {
