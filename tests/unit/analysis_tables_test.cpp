@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -82,6 +83,20 @@ class BrokenExperiment : public ::testing::Test {
   }
   fs::path dir_;
 };
+
+// Table 3 of a copy of the crafted experiment whose `step` directory's
+// iterations file went through `edit`.
+NamedTable congestion_after(const std::string& step, const std::function<std::string(const std::string&)>& edit) {
+  const fs::path dir = fs::temp_directory_path() / ("xtk_analysis_edited_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kExperiment, dir, fs::copy_options::recursive);
+  const fs::path file = dir / step / "iterations.csv";
+  const std::string text = edit(slurp(file));
+  std::ofstream(file) << text;
+  NamedTable named = table(make_tables(load_experiment(dir.string(), {}), {}), "congestion_point");
+  fs::remove_all(dir);
+  return named;
+}
 
 }  // namespace
 
@@ -250,34 +265,30 @@ TEST(AnalysisTables, FirstCongestedStepByItsMedian) {
   // One long iteration (13.12 ms among ten of 7.68-8.32) lifts the last flat
   // step's mean 6 % above the flat line, past the 5 % tolerance, and ends the
   // flat region there; its median stays on the line, and the column says so.
-  const fs::path dir = fs::temp_directory_path() / ("xtk_analysis_median_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::copy(kExperiment, dir, fs::copy_options::recursive);
-  const fs::path file = dir / "toy-consistent-05" / "iterations.csv";
-  std::string text = slurp(file);
-  for (const auto& [from, to] :
-       {std::pair<std::string, std::string>{"0,4,1700713000031680000,1700713000040000000,8320.000",
-                                            "0,4,1700713000031680000,1700713000040000000,13120.000"},
-        {"1,4,1700713000031680000,1700713000039990000,8310.000",
-         "1,4,1700713000031680000,1700713000039990000,13110.000"}}) {
-    const auto at = text.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    text.replace(at, from.size(), to);
-  }
-  // The long iteration's rank counted a retransmission timeout on its connections.
-  std::string counted;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (line == "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes") {
-      line += ",tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us";
-    } else if (!line.empty() && line[0] != '#') {
-      line += line.rfind("0,4,", 0) == 0 ? ",3,1,0" : ",,,";
+  const auto named = congestion_after("toy-consistent-05", [](const std::string& original) {
+    std::string text = original;
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"0,4,1700713000031680000,1700713000040000000,8320.000",
+                                              "0,4,1700713000031680000,1700713000040000000,13120.000"},
+          {"1,4,1700713000031680000,1700713000039990000,8310.000",
+           "1,4,1700713000031680000,1700713000039990000,13110.000"}}) {
+      const auto at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) text.replace(at, from.size(), to);
     }
-    counted += line + "\n";
-  }
-  std::ofstream(file) << counted;
-  const auto named = table(make_tables(load_experiment(dir.string(), {}), {}), "congestion_point");
-  fs::remove_all(dir);
+    // The long iteration's rank counted a retransmission timeout on its connections.
+    std::string counted;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line == "rank,iter,start_ns,end_ns,iter_us,comm_us,bytes") {
+        line += ",tcp_retransmits,tcp_timeouts,tcp_rwnd_limited_us";
+      } else if (!line.empty() && line[0] != '#') {
+        line += line.rfind("0,4,", 0) == 0 ? ",3,1,0" : ",,,";
+      }
+      counted += line + "\n";
+    }
+    return counted;
+  });
   const auto cp = named.table.to_json();
   ASSERT_EQ(cp.size(), 3u);
   EXPECT_EQ(cp[2]["profile"], "consistent");
@@ -303,26 +314,22 @@ TEST(AnalysisTables, AKneeMidwayBetweenStepsIsNoted) {
   // step 6 and 0.571 from step 5, in the middle fifth between them. The seed's
   // rule reads step 6: 4 Gbit/s for 9.5 ms, 1.1875 D; step 5 would read 5
   // Gbit/s for 8 ms, 1.25 D; the knee 4.429 Gbit/s for 8 ms, 1.107 D.
-  const fs::path dir = fs::temp_directory_path() / ("xtk_analysis_midway_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::copy(kExperiment, dir, fs::copy_options::recursive);
-  const fs::path file = dir / "toy-consistent-06" / "iterations.csv";
-  std::string scaled;
-  std::istringstream lines(slurp(file));
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line[0] != '#' && line.rfind("rank,", 0) != 0) {
-      std::vector<std::string> f;
-      std::stringstream ss(line);
-      for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-      f[4] = fmt::format("{:.3f}", std::stod(f[4]) * 0.95);
-      line = f[0];
-      for (std::size_t i = 1; i < f.size(); ++i) line += "," + f[i];
+  const auto named = congestion_after("toy-consistent-06", [](const std::string& original) {
+    std::string scaled;
+    std::istringstream lines(original);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty() && line[0] != '#' && line.rfind("rank,", 0) != 0) {
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+        f[4] = fmt::format("{:.3f}", std::stod(f[4]) * 0.95);
+        line = f[0];
+        for (std::size_t i = 1; i < f.size(); ++i) line += "," + f[i];
+      }
+      scaled += line + "\n";
     }
-    scaled += line + "\n";
-  }
-  std::ofstream(file) << scaled;
-  const auto named = table(make_tables(load_experiment(dir.string(), {}), {}), "congestion_point");
-  fs::remove_all(dir);
+    return scaled;
+  });
   const auto cp = named.table.to_json();
   ASSERT_EQ(cp.size(), 3u);
   EXPECT_NEAR(cp[2]["intersection_load_gbps"].get<double>(), 6 - 1500.0 / 3500, 1e-6);
