@@ -54,7 +54,12 @@ bool Worker::Impl::may_connect(const DestinationState& ds, std::size_t wanted) c
 // Per-flow connections open at their flow's start: nothing to look ahead for.
 void Worker::Impl::handshake_took(std::int64_t ns) {
   if (opt.policy != ConnectionPolicy::pool || ns >= kSynRetryNs) return;
-  handshake_ns += (ns - handshake_ns) / 4;
+  // Up at once to a slower handshake, down a sixteenth of the way to a faster
+  // one. At a congested port the queue, and with it the handshake, swings
+  // between near empty and full (a loss-based TCP drains it after each loss),
+  // and the window must cover the slow ones: with an average of the last
+  // four, a burst's flows waited for handshakes that took twice that average.
+  handshake_ns = ns > handshake_ns ? ns : handshake_ns - (handshake_ns - ns) / 16;
   widest_ahead_ns = std::max(widest_ahead_ns, pool_ahead_ns());
   const std::int64_t lookahead = pool_ahead_ns() + kFeederMarginNs;
   std::int64_t seen = shared.lookahead_ns.load(std::memory_order_relaxed);

@@ -108,7 +108,7 @@ struct Worker::Impl {
   bool backlog_full = false;                // due flows left on the ring: kMaxPendingFlows wait for connections
   LateStarts late_starts;
   bool fifo = false;                 // at SCHED_FIFO now (it gives it up while busy)
-  std::int64_t handshake_ns = 0;     // what recent handshakes took (a moving average)
+  std::int64_t handshake_ns = 0;     // what recent slow handshakes took (client_pool.cpp, handshake_took)
   std::int64_t widest_ahead_ns = 0;  // the widest pool_ahead_ns() reached (for the summary)
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {

@@ -159,18 +159,23 @@ TEST_F(TestbedFlows, FanInPushFromTwoClientsMergedIntoOneSummary) {
   EXPECT_LT(j["summary"]["goodput_bps"].get<double>(), 200e6 * 1.05);
 }
 
-// At a congested port a handshake queues behind the data: two large flows keep
-// h1's 600 KB buffer (about 100 ms at 50 Mbit/s) full while small flows come
-// every 100 ms, then 16 at once. The pool learns how long handshakes take and
-// opens the burst's connections that much ahead (not only --pool-ahead's
-// 40 ms), so none of the 16 waits for one; and a slow handshake is not
-// answered with a new SYN every few milliseconds (the server counts the
-// connections).
+// At a congested port a handshake queues behind the data: four large flows
+// keep h1's 1.2 MB queue (up to 190 ms at 50 Mbit/s) full or refilling while
+// small flows come every 150 ms, then 16 at once. The pool learns how long the
+// slow handshakes take and opens the burst's connections that much ahead (not
+// only --pool-ahead's 40 ms), so none of the 16 waits for one; and a slow
+// handshake is not answered with a new SYN every few milliseconds (the server
+// counts the connections). The small flows come further apart than half the
+// slowest handshake: each takes a spare whose replacement, opened when the one
+// before it started, is ready by then, before the pool has seen any handshake
+// wait in the queue. It holds whatever the machine's TCP (BBR, CUBIC, Reno):
+// with a loss-based one the queue drains after each loss, so a handshake takes
+// anything up to the full queue's time, and the pool keeps the slowest.
 TEST_F(TestbedFlows, SlowHandshakesAtACongestedPortAreOpenedFurtherAhead) {
   Shaping port;
   port.host = 1;
   port.rate_bps = 50e6;
-  port.queue_bytes = 1'500'000;
+  port.queue_bytes = 1'200'000;
   build(2, {port});
   ChildProcess server(testbed_->in_host(1, {XTK_SERVER_BIN, "--listen", "[::]:7000"}), file("server.log"));
   std::this_thread::sleep_for(200ms);
@@ -180,13 +185,13 @@ TEST_F(TestbedFlows, SlowHandshakesAtACongestedPortAreOpenedFurtherAhead) {
     out << "# xtk-schedule\n# format_version=1\n# duration_ns=2200000000\nflow_id,start_ns,src,dst,size_bytes\n";
     int id = 0;
     for (int i = 0; i < 4; ++i) out << id++ << ",0,h0,h1,4000000\n";
-    for (std::int64_t t = 300'000'000; t <= 1'500'000'000; t += 100'000'000)
+    for (std::int64_t t = 300'000'000; t <= 1'500'000'000; t += 150'000'000)
       out << id++ << "," << t << ",h0,h1,10000\n";
     for (int i = 0; i < kBurst; ++i) out << id++ << ",2000000000,h0,h1,10000\n";
   }
   const auto out = run_checked(client({file("s.csv"), "-o", file("r.csv")}), 60s);
   const auto j = nlohmann::json::parse(out);
-  EXPECT_EQ(j["summary"]["flows_by_status"]["ok"], 4 + 13 + kBurst);
+  EXPECT_EQ(j["summary"]["flows_by_status"]["ok"], 4 + 9 + kBurst);
   // On failure the summary says how far ahead the pool looked and why flows were late.
   EXPECT_EQ(j["summary"]["connection_waits"], 0) << "flows that waited for a handshake: " << j["summary"].dump();
   // The summary says how far ahead the pool came to look: past --pool-ahead's 40 ms.
