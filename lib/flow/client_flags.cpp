@@ -48,7 +48,7 @@ void add_flags(CLI::App& app, ClientFlags& f) {
       ->capture_default_str();
   app.add_option("--pool-ahead", f.pool_ahead,
                  "pool: open a connection ahead for every flow due within this time, or within twice what recent "
-                 "handshakes took when longer, up to 500 ms (0 = only --pool-init spares and that)")
+                 "slow handshakes took when longer, up to 500 ms (0 = only --pool-init spares and that)")
       ->capture_default_str();
   app.add_option("--direction", f.direction, "push (client sends the bytes) or pull (servers send them)")
       ->capture_default_str();

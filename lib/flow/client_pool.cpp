@@ -49,8 +49,8 @@ bool Worker::Impl::may_connect(const DestinationState& ds, std::size_t wanted) c
   return ds.open < opt.pool_limit && ds.connecting.size() < 2 * wanted;
 }
 
-// Pool: learns what a handshake took (a moving average over about four), and
-// lets the feeder hand flows over early enough for the look-ahead that follows.
+// Pool: learns what slow handshakes take, and lets the feeder hand flows over
+// early enough for the look-ahead that follows.
 // Per-flow connections open at their flow's start: nothing to look ahead for.
 void Worker::Impl::handshake_took(std::int64_t ns) {
   if (opt.policy != ConnectionPolicy::pool || ns >= kSynRetryNs) return;

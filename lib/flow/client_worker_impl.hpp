@@ -25,7 +25,7 @@
 
 namespace xtk::client_detail {
 
-// A handshake not done after this long, nor after twice what recent ones took,
+// A handshake not done after this long, nor after twice what slow ones took,
 // may have lost its SYN in a full queue (the kernel retries it only after a
 // second): the pool stops counting on it and opens another, keeping it in case
 // it completes.
