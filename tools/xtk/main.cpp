@@ -34,7 +34,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
       "demo",
       "the seed's experiment on this machine: 3 training hosts and a cross-traffic host in network namespaces,\n"
       "a 1 Gbit/s bottleneck emulating the seed's 25 Gbit/s cluster, consistent vs burst web-search from 0 to\n"
-      "90 % (configs/experiments/demo.toml); prints the tables, writes plots. About 8 minutes on 2 cores");
+      "90 % (configs/experiments/demo.toml); prints the tables, writes plots. About 9 minutes on 2 cores");
   options.out = "xtk-demo";
   std::string config_path;
   demo->add_option("-o,--out", options.out, "experiment directory")->capture_default_str();
