@@ -89,8 +89,9 @@ class CollectiveNetns : public ::testing::Test {
 // rate: on a shared 2-core machine other work can slow any number of
 // iterations (in one CI run the median of 5 read 0.85-0.90 of the link in both
 // attempts), and a run whose ranks were starved throughout is measured once
-// more before the rate fails. The mean (nccl-tests' number, in the table) must
-// not exceed the link.
+// more before the rate fails. Its median iteration must still reach 3/4 of the
+// link, so a sweep that stalls in most iterations fails. The mean (nccl-tests'
+// number, in the table) must not exceed the link.
 constexpr int kAttempts = 2;
 
 TEST_F(CollectiveNetns, SweepThroughHtbShapedPortsIsCorrectAndReachesTheLink) {
@@ -98,7 +99,7 @@ TEST_F(CollectiveNetns, SweepThroughHtbShapedPortsIsCorrectAndReachesTheLink) {
   std::string short_of_the_link;
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
     Ranks ranks(3, dir_, [&](std::size_t r) {
-      // -I 1: the fastest iteration needs every iteration timed.
+      // -I 1: the fastest and median iterations need every iteration timed.
       std::vector<std::string> args{"-b", "32M", "-e", "64M", "-f", "2",         "-n",
                                     "5",  "-I",  "1",  "-w",  "1",  "--timeout", "30s"};
       if (r == 0) args.emplace_back("--json");
@@ -112,13 +113,17 @@ TEST_F(CollectiveNetns, SweepThroughHtbShapedPortsIsCorrectAndReachesTheLink) {
       for (const char* mode : {"out_of_place", "in_place"}) {
         EXPECT_EQ(row[mode]["wrong"], 0) << row.dump();
         EXPECT_LT(row[mode]["busbw_gbyte_s"].get<double>(), kExpectedBusbwGBps * 1.05) << ranks.log(0);
-        const double fastest_s = row[mode]["per_iteration"]["min_us"].get<double>() / 1e6;
-        const double busbw = row["size"].get<double>() * 4 / 3 / fastest_s / 1e9;
-        if (busbw < kExpectedBusbwGBps * 0.90) {
-          short_of_the_link += fmt::format(
-              "attempt {}, {} B {}: busbw {:.4f} GB/s (fastest iteration), {:.3f} of "
-              "the {:.4f} GB/s the link carries\n",
-              attempt, row["size"].get<std::uint64_t>(), mode, busbw, busbw / kExpectedBusbwGBps, kExpectedBusbwGBps);
+        for (const auto& [key, floor] : {std::pair<const char*, double>{"min_us", 0.90}, {"p50_us", 0.75}}) {
+          const double seconds = row[mode]["per_iteration"][key].get<double>() / 1e6;
+          const double busbw = row["size"].get<double>() * 4 / 3 / seconds / 1e9;
+          if (busbw < kExpectedBusbwGBps * floor) {
+            short_of_the_link += fmt::format(
+                "attempt {}, {} B {}: busbw {:.4f} GB/s ({} iteration), {:.3f} of the {:.4f} GB/s the link "
+                "carries (at least {:.2f})\n",
+                attempt, row["size"].get<std::uint64_t>(), mode, busbw,
+                key == std::string("min_us") ? "fastest" : "median", busbw / kExpectedBusbwGBps, kExpectedBusbwGBps,
+                floor);
+          }
         }
       }
     }
