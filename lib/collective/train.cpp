@@ -140,8 +140,11 @@ std::string rank_path(const std::string& pattern, std::uint32_t rank) {
 void wait_for_start(std::int64_t start_realtime_ns, Job& job) {
   const auto now = realtime_ns();
   if (start_realtime_ns < now) {
-    throw Error(fmt::format("--start-at is {:.3f} s in the past after the warm-up",
-                            static_cast<double>(now - start_realtime_ns) / 1e9));
+    // The launcher left too little time for start-up: say which knob gives more.
+    throw Error(
+        fmt::format("--start-at is {:.3f} s in the past after the warm-up: the ranks started too late for it "
+                    "(give a later --start-at; under xtk-run, raise [training] startup)",
+                    static_cast<double>(now - start_realtime_ns) / 1e9));
   }
   job.progress().set_where("waiting for --start-at");
   const timespec t = to_timespec(start_realtime_ns);

@@ -21,6 +21,7 @@
 #include "core/process.hpp"
 #include "experiment/config.hpp"
 #include "experiment/executor.hpp"
+#include "formats/iterations.hpp"
 #include "testbed/testbed.hpp"
 
 namespace xtk {
@@ -41,6 +42,14 @@ std::string read_all(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Iterations rank 0 has written so far (the writer hands whole rows to the kernel).
+std::size_t iterations_written(const fs::path& path) {
+  if (!fs::exists(path)) return 0;
+  std::size_t rows = 0;
+  read_iterations(read_all(path), path.string(), 0, [&](const IterationRecord&) { ++rows; });
+  return rows;
 }
 
 // The wrapper run by a local sh, as sshd's login shell would run it.
@@ -192,8 +201,9 @@ class SshHosts : public ::testing::Test {
                         << iterations
                         // Every role starts over ssh: on a loaded 2-core CI machine a rank once
                         // came 1.7 s after the default 3 s launch margin (plus twice the slowest
-                        // ssh round trip) had passed.
-                        << "\nwarmup = 0\ntimeout = \"20s\"\nstartup = \"8s\"\n"
+                        // ssh round trip) had passed, and once 0.5 s after an 8 s one, with both
+                        // tests of this fixture running at once.
+                        << "\nwarmup = 0\ntimeout = \"20s\"\nstartup = \"20s\"\n"
                         << "[cross_traffic]\nprofiles = [\"consistent\"]\nloads = [0.5]\nwarmup = \"500ms\"\n"
                         << "[capture]\ncounter_period = \"1ms\"\n"
                         << "[hosts]\nfile = \"" << path("hosts.txt") << "\"\nssh_config = \"" << path("ssh_config")
@@ -244,9 +254,12 @@ class SshHosts : public ::testing::Test {
       return runs_in(0, "xtk-server") && runs_in(2, "xtk-client") && runs_in(0, "xtk-collective") &&
              runs_in(1, "xtk-collective");
     };
-    for (int i = 0; i < 600 && !running() && run.running(); ++i) std::this_thread::sleep_for(100ms);
-    ASSERT_TRUE(running()) << "the loaded step never ran: " << read_all(path("run.log"));
-    std::this_thread::sleep_for(1s);
+    // Mid-step: past the common start, with rank 0's first iterations written
+    // (the start-up margin is long, and roles waiting for it are not the case).
+    const fs::path iterations = fs::path(exp()) / "tiny-mlp/consistent/step01/iterations-0.csv";
+    const auto iterating = [&] { return iterations_written(iterations) > 0; };
+    for (int i = 0; i < 1200 && !(running() && iterating()) && run.running(); ++i) std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(running() && iterating()) << "the loaded step never ran: " << read_all(path("run.log"));
     ASSERT_EQ(::kill(-run.pid(), signo), 0);  // the group we made for it
     const auto status = run.wait(60s);
     ASSERT_TRUE(status) << "xtk-run did not end";
