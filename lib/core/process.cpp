@@ -134,6 +134,22 @@ std::string run_checked(const std::vector<std::string>& argv, std::chrono::milli
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path, ChildOptions options) {
+  if (options.talk) {
+    int sockets[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
+      throw Error(fmt::format("socketpair: {}", std::strerror(errno)));
+    }
+    try {
+      pid_ = spawn(argv, sockets[1], sockets[1], options.own_group);
+    } catch (...) {
+      close(sockets[0]);
+      close(sockets[1]);
+      throw;
+    }
+    close(sockets[1]);
+    talk_fd_ = sockets[0];
+    return;
+  }
   const char* path = log_path.empty() ? "/dev/null" : log_path.c_str();
   const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("{}: cannot open log: {}", path, std::strerror(errno)));
@@ -166,6 +182,43 @@ ChildProcess::~ChildProcess() {
 void ChildProcess::close_signals() {
   if (signals_fd_ >= 0) close(signals_fd_);
   signals_fd_ = -1;
+  if (talk_fd_ >= 0) close(talk_fd_);
+  talk_fd_ = -1;
+}
+
+void ChildProcess::write_line(std::string_view line) {
+  if (talk_fd_ < 0) throw Error("write_line: the child was not started to talk");
+  const std::string text = fmt::format("{}\n", line);
+  // MSG_NOSIGNAL: a child that has gone must not kill us with SIGPIPE.
+  if (send(talk_fd_, text.data(), text.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(text.size())) {
+    throw Error(fmt::format("cannot write to pid {}: {}", pid_, std::strerror(errno)));
+  }
+}
+
+std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds timeout) {
+  if (talk_fd_ < 0) throw Error("read_line: the child was not started to talk");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (const auto end = unread_.find('\n'); end != std::string::npos) {
+      std::string line = unread_.substr(0, end);
+      unread_.erase(0, end + 1);
+      return line;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd p{talk_fd_, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char buffer[4096];
+    const ssize_t n = read(talk_fd_, buffer, sizeof buffer);
+    if (n > 0) {
+      unread_.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      return std::nullopt;
+    }
+  }
 }
 
 std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {

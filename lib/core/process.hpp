@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace xtk {
@@ -37,6 +38,9 @@ struct ChildOptions {
   // name ("INT") and a newline to it instead of kill()ing the child, which
   // forwards it (ssh to a remote wrapper); our end closing is end of file.
   bool signals_on_stdin = false;
+  // Its stdin, stdout and stderr are one socket that only we hold, for a
+  // line-by-line exchange (write_line, read_line); the log is not written.
+  bool talk = false;
 };
 
 // A background process. Its output goes to `log_path` (or /dev/null when empty),
@@ -58,11 +62,18 @@ class ChildProcess {
   // closed, and the child itself is killed only if it has not ended 2 s later.
   int stop(std::chrono::milliseconds grace = std::chrono::seconds(2));
   bool running();
+  // With `talk`: a line to its stdin, and its next line of output without the
+  // newline (nullopt when none came within `timeout`, or its output ended).
+  void write_line(std::string_view line);
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  const std::string& unread() const { return unread_; }  // output read after the last whole line
 
  private:
   void close_signals();
   pid_t pid_ = -1;
   int signals_fd_ = -1;  // our end of the child's stdin, with signals_on_stdin
+  int talk_fd_ = -1;     // our end of its stdin and output, with talk
+  std::string unread_;
   std::optional<int> status_;
 };
 
