@@ -63,6 +63,25 @@ pid_t spawn(const std::vector<std::string>& argv, int out_fd, int in_fd = -1, bo
   return pid;
 }
 
+enum class Read { more, ended, timed_out };
+
+// Appends what `fd` has to `out`, waiting until `deadline` at most: more
+// (something read, or a signal came), ended (end of file or an error), or timed_out.
+Read read_some(int fd, std::chrono::steady_clock::time_point deadline, std::string& out) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return Read::timed_out;
+  pollfd p{fd, POLLIN, 0};
+  const int ready = poll(&p, 1, static_cast<int>(left.count()));
+  if (ready <= 0) return Read::more;  // a signal, or the deadline: the next call says which
+  char buffer[4096];
+  const ssize_t n = read(fd, buffer, sizeof buffer);
+  if (n > 0) {
+    out.append(buffer, static_cast<std::size_t>(n));
+    return Read::more;
+  }
+  return n < 0 && errno == EINTR ? Read::more : Read::ended;
+}
+
 }  // namespace
 
 std::string shell_quote(const std::vector<std::string>& argv) {
@@ -94,26 +113,9 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::mil
   close(pipe_fds[1]);
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
-  char buffer[4096];
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{pipe_fds[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
-    if (n > 0) {
-      result.output.append(buffer, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
+  Read r = Read::more;
+  while (r == Read::more) r = read_some(pipe_fds[0], deadline, result.output);
+  const bool timed_out = r == Read::timed_out;
   close(pipe_fds[0]);
   if (timed_out) kill(pid, SIGKILL);
   int raw = 0;
@@ -204,20 +206,7 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds tim
       unread_.erase(0, end + 1);
       return line;
     }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    pollfd p{talk_fd_, POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    char buffer[4096];
-    const ssize_t n = read(talk_fd_, buffer, sizeof buffer);
-    if (n > 0) {
-      unread_.append(buffer, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      return std::nullopt;
-    }
+    if (read_some(talk_fd_, deadline, unread_) != Read::more) return std::nullopt;
   }
 }
 
