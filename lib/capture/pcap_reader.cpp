@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,16 +15,11 @@
 #include <cstring>
 #include <thread>
 
+#include "core/cpus.hpp"
 #include "core/error.hpp"
 
 namespace xtk::capture {
 namespace {
-
-std::size_t usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<std::size_t>(CPU_COUNT(&set)) : 1;
-}
 
 constexpr std::uint32_t kMagicMicro = 0xa1b2c3d4;
 constexpr std::uint32_t kMagicNano = 0xa1b23c4d;
@@ -82,7 +76,7 @@ class ClassicReader final : public PcapReader {
     data_ = static_cast<const std::uint8_t*>(mapping);
     end_ = size;
     eof_ = true;
-    populate_ = usable_cpus() > 1;
+    populate_ = allowed_cpus().size() > 1;
   }
 
   enum class Start { ok, damaged, pcapng };

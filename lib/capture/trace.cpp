@@ -6,12 +6,19 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
 #include <map>
 #include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "capture/dissector.hpp"
 #include "capture/trace_merge.hpp"
+#include "core/cpus.hpp"
 #include "core/error.hpp"
+#include "core/handoff.hpp"
 #include "core/units.hpp"
 #include "formats/trace_bins.hpp"
 
@@ -52,6 +59,96 @@ class PacketFilter {
   std::string expression_;
   std::uint32_t snaplen_;
   std::map<std::uint32_t, bpf_program> programs_;
+};
+
+// Counted packets on their way to their bins: 20 bytes each, so handing
+// them to another CPU costs little beside them.
+struct BinBatch {
+  static constexpr std::size_t kPackets = 4096;
+  std::array<std::uint32_t, kPackets> series{};
+  std::array<std::int64_t, kPackets> stamps{};
+  std::array<std::uint64_t, kPackets> bytes{};
+  std::size_t n = 0;
+  std::vector<std::pair<std::uint32_t, std::string>> named;  // series first seen here, with their fields
+};
+
+// Bins the packets the flow table counted (and writes the bins file) on a
+// thread of its own where a second CPU is free, so that reading, dissecting
+// and counting overlap with it; inline where not. Either way in order.
+class BinningStage {
+ public:
+  explicit BinningStage(SeriesBins& bins) : bins_(bins) {
+    if (allowed_cpus().size() < 2) {
+      current_ = &inline_batch_;
+      return;
+    }
+    handoff_ = std::make_unique<Handoff<BinBatch>>(kInFlight);
+    current_ = handoff_->take_empty();
+    thread_ = std::thread([this] { run(); });
+  }
+  ~BinningStage() {  // a run ended by an error: the thread stops
+    if (thread_.joinable()) {
+      handoff_->finish();
+      thread_.join();
+    }
+  }
+  BinningStage(const BinningStage&) = delete;
+  BinningStage& operator=(const BinningStage&) = delete;
+
+  BinBatch& batch() { return *current_; }  // the one being filled
+  void name(std::uint32_t series, std::string fields) { current_->named.emplace_back(series, std::move(fields)); }
+  // Bins the batch being filled (or hands it over), and starts another.
+  void submit() {
+    if (!handoff_) {
+      bin(*current_);
+      return;
+    }
+    handoff_->put_full(current_);
+    current_ = handoff_->take_empty();
+    if (current_ == nullptr) finish();  // the thread failed: its error
+  }
+  // Every packet submitted or in the batch being filled is binned. Rethrows
+  // what the binning thread threw (a bins file that cannot be written).
+  void finish() {
+    if (!handoff_) {
+      bin(*current_);
+      return;
+    }
+    if (current_ != nullptr) handoff_->put_full(current_);
+    current_ = nullptr;
+    handoff_->finish();
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  static constexpr std::size_t kInFlight = 4;
+
+  void bin(BinBatch& b) {
+    for (auto& [series, fields] : b.named) bins_.name(series, std::move(fields));
+    b.named.clear();
+    bins_.add_batch(b.series.data(), b.stamps.data(), b.bytes.data(), b.n);
+    b.n = 0;
+  }
+  void run() {
+    while (BinBatch* b = handoff_->take_full()) {
+      try {
+        bin(*b);
+      } catch (...) {
+        error_ = std::current_exception();
+        handoff_->stop();
+        return;
+      }
+      handoff_->put_empty(b);
+    }
+  }
+
+  SeriesBins& bins_;
+  BinBatch inline_batch_;
+  std::unique_ptr<Handoff<BinBatch>> handoff_;
+  BinBatch* current_ = nullptr;
+  std::thread thread_;
+  std::exception_ptr error_;
 };
 
 bool any_matches(const std::vector<Address>& list, const FlowKey& key, bool src, bool dst) {
@@ -122,7 +219,7 @@ TraceResult analyze_trace(const TraceOptions& o) {
   auto add_bin_total = [&] {
     if (bin_total.packets > 0) series.add(bin_total.bin_start_ns, bin_total.bytes, bin_total.packets);
   };
-  FlowAccounting flows(o.per, o.bin_ns, o.reorder_ns, [&](const BinRow& row, std::string_view fields) {
+  SeriesBins bins_of_series(o.bin_ns, o.reorder_ns, [&](const BinRow& row, std::string_view fields) {
     if (bins) bins->row(row.bin_start_ns, fields, row.bytes, row.packets);
     if (row.bin_start_ns != bin_total.bin_start_ns) {
       add_bin_total();
@@ -144,13 +241,17 @@ TraceResult analyze_trace(const TraceOptions& o) {
     if (!o.srcs.empty() && !any_matches(o.srcs, k, true, false)) return false;
     return o.dsts.empty() || any_matches(o.dsts, k, false, true);
   };
-  // Packets are read and dissected a batch at a time, and the flow table
-  // slots of the batch prefetched before any is accounted: with many flows
-  // each lookup misses the cache, and the misses of a batch then overlap.
+  // Packets are read, dissected and counted in the flow table a batch at a
+  // time, and binned a batch at a time on a second thread.
   constexpr std::size_t kBatch = 32;
   std::array<Record, kBatch> records;
-  std::array<Packet, kBatch> batch;
+  std::array<Packet, kBatch> packets;
   std::array<std::int64_t, kBatch> stamps{};
+  BinningStage binning(bins_of_series);
+  FlowTable flows(o.per, bins ? FlowTable::NewSeries([&](std::uint32_t series, std::string fields) {
+                    binning.name(series, std::move(fields));
+                  })
+                              : FlowTable::NewSeries());
   std::uint32_t linktype = 0;
   bool first = true;
   while (const std::size_t got = merge.next_batch(records.data(), kBatch, linktype)) {
@@ -161,7 +262,7 @@ TraceResult analyze_trace(const TraceOptions& o) {
       result.bytes_read += r.wirelen;
       result.trace_last_ns = std::max(result.trace_last_ns, r.ts_ns);
       if (r.ts_ns < from || r.ts_ns >= to) continue;
-      Packet& packet = batch[n];
+      Packet& packet = packets[n];
       if (!selected(r, linktype, packet)) continue;
       result.not_ip += packet.key.family == 0 ? 1 : 0;
       result.cut += packet.problem == Problem::cut ? 1 : 0;
@@ -175,12 +276,20 @@ TraceResult analyze_trace(const TraceOptions& o) {
       stamps[n++] = r.ts_ns;
     }
     // A separate pass: hashing a key just written by dissect() would stall on store forwarding.
-    flows.add_batch(batch.data(), stamps.data(), n);
+    BinBatch& batch = binning.batch();
+    flows.add_batch(packets.data(), stamps.data(), n, batch.series.data() + batch.n);
+    for (std::size_t i = 0; i < n; ++i) {
+      batch.stamps[batch.n + i] = stamps[i];
+      batch.bytes[batch.n + i] = packets[i].wire_bytes;
+    }
+    batch.n += n;
+    if (batch.n + kBatch > BinBatch::kPackets) binning.submit();
   }
+  binning.finish();
   result.damage = merge.damage();
-  flows.finish();
+  bins_of_series.finish();
   add_bin_total();
-  result.late = flows.late_packets();
+  result.late = bins_of_series.late_packets();
   result.trace_first_ns = t0;
   result.window_from_ns = o.from ? from : t0;
   // A window past the end of the trace stops at its last packet: no empty bins beyond what was captured.

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/cpu_latency.hpp"
+#include "core/cpus.hpp"
 #include "core/error.hpp"
 #include "core/kernel_files.hpp"
 #include "core/units.hpp"
@@ -37,17 +38,6 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
     i = j + 1;
   }
   return out;
-}
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 // The calling thread at the workers' SCHED_FIFO priority, or back to normal.

@@ -3,6 +3,7 @@
 // byte orders, pcapng, several files merged, damaged files, windows and
 // filters, the bins and series files.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -367,6 +368,83 @@ TEST_F(CaptureTrace, DirectionBinsAddUpFlowsOfAHostPair) {
   EXPECT_EQ(l[4], "# per=direction");
   EXPECT_EQ(l[6], fmt::format("{},ip 10.77.0.1>10.77.0.2,10.77.0.1,10.77.0.2,300,3", kT0));
   EXPECT_EQ(l[7], fmt::format("{},ip fd77::2>fd77::1,fd77::2,fd77::1,300,1", kT0));
+}
+
+// Many flows over many bins: several batches of the binning stage, and a
+// bins file of a few MiB.
+std::vector<CapturedPacket> many_flows(std::size_t count) {
+  std::vector<CapturedPacket> out;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto port = static_cast<std::uint16_t>(1 + i % 3000);
+    out.push_back({kT0 + static_cast<std::int64_t>(i) * 7'000, tcp_frame(port, 100 + i % 1400), 0});
+  }
+  return out;
+}
+
+// Runs the analysis with the calling thread held to one CPU (the binning
+// stage then runs inline) and restores its CPUs.
+TraceResult on_one_cpu(const TraceOptions& o) {
+  cpu_set_t all, one;
+  EXPECT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  EXPECT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  struct Restore {
+    cpu_set_t* set;
+    ~Restore() { sched_setaffinity(0, sizeof *set, set); }
+  } restore{&all};
+  return analyze_trace(o);
+}
+
+TEST_F(CaptureTrace, OneCpuAndTwoGiveTheSameBinsSeriesAndFlows) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: the binning stage runs inline in every run";
+  const std::string file = write("many.pcap", pcap_file(1, many_flows(40'000)));
+  for (const BinKey per : {BinKey::flow, BinKey::direction}) {
+    TraceOptions o;
+    o.files = {file};
+    o.per = per;
+    o.bins_path = path("two.csv");
+    o.series_path = path("two-series.csv");
+    const auto two = analyze_trace(o);
+    o.bins_path = path("one.csv");
+    o.series_path = path("one-series.csv");
+    const auto one = on_one_cpu(o);
+    const auto two_rows = lines(path("two.csv"));
+    EXPECT_GT(two_rows.size(), per == BinKey::flow ? 30'000u : 280u);  // a row per flow or per host pair per bin
+    EXPECT_EQ(two_rows, lines(path("one.csv")));
+    EXPECT_EQ(lines(path("two-series.csv")), lines(path("one-series.csv")));
+    ASSERT_EQ(two.flows.size(), 3000u);
+    ASSERT_EQ(one.flows.size(), two.flows.size());
+    for (std::size_t i = 0; i < one.flows.size(); ++i) {
+      EXPECT_EQ(one.flows[i].flow, two.flows[i].flow);
+      EXPECT_EQ(one.flows[i].stats.bytes, two.flows[i].stats.bytes);
+      EXPECT_EQ(one.flows[i].stats.packets, two.flows[i].stats.packets);
+    }
+    EXPECT_EQ(one.packets, 40'000u);
+    EXPECT_EQ(two.packets, 40'000u);
+  }
+}
+
+TEST_F(CaptureTrace, ABinsFileThatCannotBeWrittenStopsTheAnalysisWithItsName) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  TraceOptions o;
+  o.files = {write("many.pcap", pcap_file(1, many_flows(40'000)))};
+  o.bins_path = "/dev/full";  // every write fails, as on a full disk
+  for (const bool one_cpu : {false, true}) {
+    try {
+      one_cpu ? on_one_cpu(o) : analyze_trace(o);
+      ADD_FAILURE() << "no error, one CPU " << one_cpu;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("/dev/full: write failed"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST_F(CaptureTrace, SeriesSmoothsAndHistogramsTheSelectedRate) {
