@@ -234,14 +234,14 @@ tuned=(--cpu 1 --fifo 50 --spin 10us --cpu-wake-latency 0)
 floor_tuned=(--cpu 1 --fifo --spin 10 --cpu-wake-latency 0)
 # condition LABEL SOURCE TUNED(0|1): $pairs pairs of (floor, sampler), a line each, then the medians.
 condition() {
-  local label=$1 source=$2 tune=$3 errs=() floors=() ratios=() cpus=()
+  local label=$1 source=$2 tune=$3 errs=() floors=() ratios=() cpus=() floor_cpus=()
   local s_args=() f_args=()
   if [[ $tune == 1 ]]; then s_args=("${tuned[@]}") f_args=("${floor_tuned[@]}"); fi
   for _ in $(seq "$pairs"); do
     in_h0 "$tmp/sleep_floor" "$seconds" "${f_args[@]}" >"$tmp/floor.json"
     floors+=("$(json "$tmp/floor.json" "'%.1f' % (j['error_p99_ns'] / 1e3)")")
-    printf "$fmt" "$label" floor 0 "$((seconds * 1000))" "${floors[-1]}" - - - \
-      "$(json "$tmp/floor.json" "'%.2f' % j['cpu_percent']")"
+    floor_cpus+=("$(json "$tmp/floor.json" "'%.2f' % j['cpu_percent']")")
+    printf "$fmt" "$label" floor 0 "$((seconds * 1000))" "${floors[-1]}" - - - "${floor_cpus[-1]}"
     in_h0 "$log" counters -s "$source" --period 1ms -t "$seconds" -o /dev/null --json "${s_args[@]}" >"$tmp/sampler.json"
     errs+=("$(json "$tmp/sampler.json" "'%.1f' % (j['error_p99_ns'] / 1e3)")")
     cpus+=("$(json "$tmp/sampler.json" "'%.2f' % j['cpu_percent']")")
@@ -251,7 +251,7 @@ condition() {
       "$(json "$tmp/sampler.json" "j['missed_deadlines']")" "$(json "$tmp/sampler.json" "j['slow_samples']")" "${cpus[-1]}"
   done
   echo "  $label: err p99 $(medrange 1 "${errs[@]}") us, floor $(medrange 1 "${floors[@]}") us," \
-    "xtk-log / floor $(medrange 2 "${ratios[@]}"), CPU $(medrange 2 "${cpus[@]}") %"
+    "xtk-log / floor $(medrange 2 "${ratios[@]}"), CPU $(medrange 2 "${cpus[@]}") % (the floor's $(medrange 2 "${floor_cpus[@]}") %)"
 }
 condition "idle, few" "$few" 0
 condition "idle, all" net:eth0 0
