@@ -79,7 +79,8 @@ class BinningStage {
  public:
   explicit BinningStage(SeriesBins& bins) : bins_(bins) {
     if (allowed_cpus().size() < 2) {
-      current_ = &inline_batch_;
+      inline_batch_ = std::make_unique<BinBatch>();
+      current_ = inline_batch_.get();
       return;
     }
     handoff_ = std::make_unique<Handoff<BinBatch>>(kInFlight);
@@ -144,7 +145,7 @@ class BinningStage {
   }
 
   SeriesBins& bins_;
-  BinBatch inline_batch_;
+  std::unique_ptr<BinBatch> inline_batch_;  // on one CPU, the only batch
   std::unique_ptr<Handoff<BinBatch>> handoff_;
   BinBatch* current_ = nullptr;
   std::thread thread_;
@@ -248,9 +249,8 @@ TraceResult analyze_trace(const TraceOptions& o) {
   std::array<Packet, kBatch> packets;
   std::array<std::int64_t, kBatch> stamps{};
   BinningStage binning(bins_of_series);
-  FlowTable flows(o.per, bins ? FlowTable::NewSeries([&](std::uint32_t series, std::string fields) {
-                    binning.name(series, std::move(fields));
-                  })
+  FlowTable flows(o.per, bins ? FlowTable::NewSeries(
+                                    [&](std::uint32_t id, std::string fields) { binning.name(id, std::move(fields)); })
                               : FlowTable::NewSeries());
   std::uint32_t linktype = 0;
   bool first = true;
