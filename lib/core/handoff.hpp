@@ -33,21 +33,9 @@ class Handoff {
     empty_.pop_front();
     return b;
   }
-  void put_full(Batch* b) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      full_.push_back(b);
-    }
-    full_ready_.notify_one();
-  }
+  void put_full(Batch* b) { put(full_, b, full_ready_); }
   // First stage: nothing more comes.
-  void finish() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      finished_ = true;
-    }
-    full_ready_.notify_one();
-  }
+  void finish() { raise(finished_, full_ready_); }
 
   // Second stage: the next filled batch in order, or nullptr after finish()
   // once every batch is taken.
@@ -59,23 +47,26 @@ class Handoff {
     full_.pop_front();
     return b;
   }
-  void put_empty(Batch* b) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      empty_.push_back(b);
-    }
-    empty_ready_.notify_one();
-  }
+  void put_empty(Batch* b) { put(empty_, b, empty_ready_); }
   // Second stage (on an error): the first stage gets no more batches.
-  void stop() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopped_ = true;
-    }
-    empty_ready_.notify_one();
-  }
+  void stop() { raise(stopped_, empty_ready_); }
 
  private:
+  void put(std::deque<Batch*>& queue, Batch* b, std::condition_variable& ready) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue.push_back(b);
+    }
+    ready.notify_one();
+  }
+  void raise(bool& flag, std::condition_variable& ready) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      flag = true;
+    }
+    ready.notify_one();
+  }
+
   std::vector<std::unique_ptr<Batch>> storage_;
   std::mutex mutex_;
   std::condition_variable empty_ready_, full_ready_;
