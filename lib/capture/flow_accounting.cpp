@@ -45,6 +45,8 @@ void SeriesBins::name(std::uint32_t series, std::string fields) {
   fields_[series] = std::move(fields);
 }
 
+// A series without a name has rows that no file shows (xtk-analyze trace
+// without a bins file still totals every bin): they get no fields.
 void SeriesBins::emit(const BinRow& row) {
   if (sink_) sink_(row, row.series < fields_.size() ? std::string_view(fields_[row.series]) : std::string_view());
 }

@@ -110,7 +110,6 @@ class SeriesBins {
   void finish() { binner_.finish(); }
 
   std::uint64_t late_packets() const { return binner_.late_packets(); }
-  std::int64_t bin_ns() const { return binner_.bin_ns(); }
   bool writes_rows() const { return static_cast<bool>(sink_); }  // else its series need no names
 
  private:

@@ -247,7 +247,6 @@ TraceResult analyze_trace(const TraceOptions& o) {
   constexpr std::size_t kBatch = 32;
   std::array<Record, kBatch> records;
   std::array<Packet, kBatch> packets;
-  std::array<std::int64_t, kBatch> stamps{};
   BinningStage binning(bins_of_series);
   FlowTable flows(o.per, bins ? FlowTable::NewSeries(
                                     [&](std::uint32_t id, std::string fields) { binning.name(id, std::move(fields)); })
@@ -255,6 +254,9 @@ TraceResult analyze_trace(const TraceOptions& o) {
   std::uint32_t linktype = 0;
   bool first = true;
   while (const std::size_t got = merge.next_batch(records.data(), kBatch, linktype)) {
+    // The batch being filled has room for these: stamps go straight into it.
+    BinBatch& batch = binning.batch();
+    std::int64_t* stamps = batch.stamps.data() + batch.n;
     std::size_t n = 0;
     for (std::size_t i = 0; i < got; ++i) {
       const Record& r = records[i];
@@ -276,12 +278,8 @@ TraceResult analyze_trace(const TraceOptions& o) {
       stamps[n++] = r.ts_ns;
     }
     // A separate pass: hashing a key just written by dissect() would stall on store forwarding.
-    BinBatch& batch = binning.batch();
-    flows.add_batch(packets.data(), stamps.data(), n, batch.series.data() + batch.n);
-    for (std::size_t i = 0; i < n; ++i) {
-      batch.stamps[batch.n + i] = stamps[i];
-      batch.bytes[batch.n + i] = packets[i].wire_bytes;
-    }
+    flows.add_batch(packets.data(), stamps, n, batch.series.data() + batch.n);
+    for (std::size_t i = 0; i < n; ++i) batch.bytes[batch.n + i] = packets[i].wire_bytes;
     batch.n += n;
     if (batch.n + kBatch > BinBatch::kPackets) binning.submit();
   }
