@@ -68,7 +68,7 @@ void Worker::Impl::handshake_took(std::int64_t ns) {
 }
 
 // Opens a connection to `dst`, with `flow` attached for the per-flow policy.
-void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm) {
+void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::optional<ActiveFlow> flow, bool warm) {
   DestinationState& ds = dst_state(dst);
   auto c = std::make_unique<Connection>(*this);
   std::string error;
@@ -92,7 +92,7 @@ void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::uni
 }
 
 void Worker::Impl::connect_failed(std::uint32_t dst, const std::string& reason, std::int64_t now,
-                                  std::unique_ptr<ActiveFlow> flow) {
+                                  std::optional<ActiveFlow> flow) {
   DestinationState& ds = dst_state(dst);
   ds.last_error = fmt::format("connect to {}: {}", shared.destinations[dst].address.to_string(), reason);
   if (ds.failing_since == 0) ds.failing_since = now;
@@ -110,18 +110,16 @@ void Worker::Impl::feed_connections(std::uint32_t dst, std::int64_t now) {
   if (now < ds.next_connect_abs || shared.stopping.load(std::memory_order_relaxed)) return;
   if (opt.policy == ConnectionPolicy::per_flow) {
     while (!ds.pending.empty() && ds.open < opt.pool_limit) {
-      auto flow = std::make_unique<ActiveFlow>();
-      flow->plan = ds.pending.front();
-      flow->start_abs = now;  // the handshake counts in the FCT
+      const ActiveFlow flow{ds.pending.front(), now};  // the handshake counts in the FCT
       ds.pending.pop_front();
       --pending;
-      open_connection(dst, now, std::move(flow), false);
+      open_connection(dst, now, flow, false);
       if (ds.next_connect_abs > now) return;  // that attempt failed at once
     }
     return;
   }
   while (ds.pending.size() > fresh_connecting(ds, now) && may_connect(ds, ds.pending.size())) {
-    open_connection(dst, now, nullptr, false);
+    open_connection(dst, now, std::nullopt, false);
     if (ds.next_connect_abs > now) return;
   }
   top_up(dst, now);
@@ -137,7 +135,7 @@ bool Worker::Impl::top_up(std::uint32_t dst, std::int64_t now) {
   while (ds.idle.size() + fresh_connecting(ds, now) < opt.pool_init + ds.upcoming &&
          may_connect(ds, opt.pool_init + ds.upcoming)) {
     if (now + kOpenCostNs + opt.spin_ns >= next_due()) return false;
-    open_connection(dst, now, nullptr, false);
+    open_connection(dst, now, std::nullopt, false);
     if (ds.next_connect_abs > now) return true;
     now = monotonic_ns();
   }

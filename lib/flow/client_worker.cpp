@@ -85,9 +85,13 @@ void Worker::Impl::record(const PlannedFlow& plan, std::int64_t start_abs, std::
   batch.push_back(std::move(r));
 }
 
-void Worker::Impl::launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::int64_t now) {
-  if (flow->start_abs == 0) flow->start_abs = now;
-  const PlannedFlow& plan = flow->plan;
+void Worker::Impl::launch(Connection& c, ActiveFlow flow, std::int64_t now) {
+  if (flow.start_abs == 0) flow.start_abs = now;
+  if (!c.flow) {
+    ++active;
+    if (flow.plan.stream) ++streams;
+  }
+  const PlannedFlow& plan = c.flow.emplace(flow).plan;
   FlowStart start;
   start.id = plan.id;
   start.direction = plan.stream ? Direction::push : opt.direction;
@@ -99,11 +103,6 @@ void Worker::Impl::launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::
   start.dscp = plan.dscp;
   start.rate_bps = plan.rate_bps;
   if (plan.congestion_control > 0) start.congestion_control = shared.congestion_controls[plan.congestion_control - 1];
-  if (!c.flow) {
-    ++active;
-    if (plan.stream) ++streams;
-  }
-  c.flow = std::move(flow);
   c.state = Connection::State::busy;
   c.channel->start(start, now);
 }
@@ -123,11 +122,10 @@ void Worker::Impl::release(Connection& c, bool reusable, std::int64_t now) {
     return;
   }
   if (!ds.pending.empty()) {
-    auto flow = std::make_unique<ActiveFlow>();
-    flow->plan = ds.pending.front();
+    const ActiveFlow flow{ds.pending.front()};
     ds.pending.pop_front();
     --pending;
-    launch(c, std::move(flow), now);
+    launch(c, flow, now);
     return;
   }
   c.state = Connection::State::idle;
@@ -152,10 +150,11 @@ void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
   ds.last_error.clear();
   if (c.flow) {
     c.state = Connection::State::busy;
-    auto flow = std::move(c.flow);
+    const ActiveFlow flow = *c.flow;
+    c.flow.reset();
     --active;
-    if (flow->plan.stream) --streams;
-    launch(c, std::move(flow), now);
+    if (flow.plan.stream) --streams;
+    launch(c, flow, now);
   } else {
     release(c, true, now);
   }
@@ -163,7 +162,8 @@ void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
 
 void Worker::Impl::on_connect_failed(Connection& c, const std::string& reason, std::int64_t now) {
   if (c.warm) --warm_left;
-  auto flow = std::move(c.flow);
+  std::optional<ActiveFlow> flow = std::move(c.flow);
+  c.flow.reset();
   if (flow) {
     --active;
     if (flow->plan.stream) --streams;
@@ -206,17 +206,12 @@ void Worker::Impl::begin(const PlannedFlow& handed, std::int64_t now) {
   if (opt.policy == ConnectionPolicy::pool && !plan.stream && !ds.idle.empty()) {
     Connection* c = ds.idle.back();
     ds.idle.pop_back();
-    auto flow = std::make_unique<ActiveFlow>();
-    flow->plan = plan;
-    launch(*c, std::move(flow), now);
+    launch(*c, ActiveFlow{plan}, now);
     short_list(plan.dst);  // replaced in the loop, when the next start leaves time
     return;
   }
   if (plan.stream) {
-    auto flow = std::make_unique<ActiveFlow>();
-    flow->plan = plan;
-    flow->start_abs = now;
-    open_connection(plan.dst, now, std::move(flow), false);
+    open_connection(plan.dst, now, ActiveFlow{plan, now}, false);
     return;
   }
   ds.pending.push_back(plan);
@@ -367,7 +362,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
     for (std::uint32_t dst : warm) {
       for (std::size_t k = 0; k < opt.pool_init; ++k) {
         ++warm_left;
-        open_connection(dst, now, nullptr, true);
+        open_connection(dst, now, std::nullopt, true);
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -58,8 +59,10 @@ struct Connection final : ChannelOwner {
   Worker::Impl& worker;
   std::unique_ptr<Channel> channel;
   std::uint32_t dst = 0;
-  std::unique_ptr<ActiveFlow> flow;  // per-flow policy: attached while connecting too
-  bool warm = false;                 // opened before the start
+  // Held in place, not on the heap: small flows flat out start one every few
+  // microseconds. Per-flow policy: attached while connecting too.
+  std::optional<ActiveFlow> flow;
+  bool warm = false;  // opened before the start
   std::int64_t opened_abs = 0;
 
   explicit Connection(Worker::Impl& w) : worker(w) {}
@@ -145,8 +148,8 @@ struct Worker::Impl {
   }
   bool may_connect(const DestinationState& ds, std::size_t wanted) const;
   void handshake_took(std::int64_t ns);
-  void open_connection(std::uint32_t dst, std::int64_t now, std::unique_ptr<ActiveFlow> flow, bool warm);
-  void connect_failed(std::uint32_t dst, const std::string& reason, std::int64_t now, std::unique_ptr<ActiveFlow> flow);
+  void open_connection(std::uint32_t dst, std::int64_t now, std::optional<ActiveFlow> flow, bool warm);
+  void connect_failed(std::uint32_t dst, const std::string& reason, std::int64_t now, std::optional<ActiveFlow> flow);
   void feed_connections(std::uint32_t dst, std::int64_t now);
   bool top_up(std::uint32_t dst, std::int64_t now);
   void short_list(std::uint32_t dst);
@@ -157,7 +160,7 @@ struct Worker::Impl {
   // Flows and the event loop (client_worker.cpp).
   void record(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status,
               std::string error, std::uint64_t size);
-  void launch(Connection& c, std::unique_ptr<ActiveFlow> flow, std::int64_t now);
+  void launch(Connection& c, ActiveFlow flow, std::int64_t now);
   void release(Connection& c, bool reusable, std::int64_t now);
   void finish(Connection& c, FlowStatus status, std::string error, std::uint64_t stream_bytes, std::int64_t now);
   void on_connected(Connection& c, std::int64_t now);
