@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -113,9 +114,14 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
       report.vanished.push_back(note);
       active.erase(active.begin() + static_cast<std::ptrdiff_t>(i));
     }
-    const std::int64_t t = monotonic_ns();
-    const std::int64_t realtime = realtime_ns();
-    const bool slow = t - woke > report.slow_ns;
+    const std::int64_t read_end = monotonic_ns();
+    const std::int64_t read_end_realtime = realtime_ns();
+    // Stamped in the middle of its reads: every counter was read within half
+    // their time of it, and the stamps' spread is the wake-up's plus half the
+    // reads', not the whole of both.
+    const std::int64_t t = std::max(woke + (read_end - woke) / 2, previous + 1);
+    const std::int64_t realtime = read_end_realtime - (read_end - t);
+    const bool slow = read_end - woke > report.slow_ns;
     if (!active.empty()) {
       writer.begin_sample(t, realtime, slow);
       for (const auto& a : active) {
@@ -125,7 +131,7 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
       ++report.samples;
       report.slow += slow ? 1 : 0;
       report.late_ns.add(static_cast<std::uint64_t>(std::max<std::int64_t>(0, woke - deadline)));
-      report.read_ns.add(static_cast<std::uint64_t>(t - woke));
+      report.read_ns.add(static_cast<std::uint64_t>(read_end - woke));
       if (previous > 0) {
         report.interval_ns.add(static_cast<std::uint64_t>(t - previous));
         report.error_ns.add(static_cast<std::uint64_t>(std::abs(t - previous - o.period_ns)));

@@ -1,5 +1,5 @@
 // The counter sampler: every period, on absolute CLOCK_MONOTONIC deadlines
-// (timer slack 1 ns), reads every source, stamps the sample after the reads
+// (timer slack 1 ns), reads every source, stamps the sample in the middle of the reads
 // (monotonic and realtime ns) and flags it slow when the reads took longer
 // than a limit, so analysis never turns a stretched read into an impossible
 // rate. Deadlines missed entirely are skipped, not caught up in a burst.

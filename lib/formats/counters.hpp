@@ -30,7 +30,7 @@ inline constexpr int kCountersFormatVersion = 1;
 inline constexpr std::string_view kCounterColumns = "t_ns,realtime_ns,source,name,value,slow";
 
 struct CounterSample {
-  std::int64_t t_ns = 0;          // CLOCK_MONOTONIC, after the read
+  std::int64_t t_ns = 0;          // CLOCK_MONOTONIC, the middle of the sample's reads
   std::int64_t realtime_ns = 0;   // CLOCK_REALTIME beside it
   std::string_view source, name;  // valid until the next row is read
   std::uint64_t value = 0;        // cumulative

@@ -15,11 +15,14 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "capture/counter_rates.hpp"
 #include "capture/counter_source.hpp"
 #include "capture/sampler.hpp"
 #include "common/cpu_wake_latency.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "formats/counters.hpp"
 
@@ -244,6 +247,50 @@ class FadingSource final : public CounterSource {
   int left_;
   std::uint64_t value_ = 0;
 };
+
+// A source whose reads take 20 ms each, keeping when each began and ended.
+class SlowSource final : public CounterSource {
+ public:
+  SlowSource() {
+    name_ = "fake:slow";
+    counters_ = {"a"};
+  }
+  bool read(std::uint64_t* values) override {
+    const std::int64_t began = monotonic_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    values[0] = reads.size();
+    reads.emplace_back(began, monotonic_ns());
+    return true;
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> reads;
+};
+
+TEST_F(CaptureCounters, EachSampleIsStampedInsideItsReads) {
+  std::vector<std::unique_ptr<CounterSource>> sources;
+  sources.push_back(std::make_unique<SlowSource>());
+  const auto& slow = static_cast<const SlowSource&>(*sources[0]);
+  SamplerOptions o;
+  o.period_ns = 100'000'000;
+  o.duration_ns = 350'000'000;
+  o.out = path("slow.csv");
+  std::atomic<bool> stop{false};
+  const auto r = run_sampler(sources, o, stop);
+  ASSERT_GE(r.samples, 2u);
+  EXPECT_EQ(r.slow, r.samples);  // 20 ms of reads is over the 10 ms limit of a 100 ms period
+  CountersReader reader(o.out);
+  CounterSample row;
+  std::size_t k = 0;
+  while (reader.next(row)) {
+    ASSERT_LT(k, slow.reads.size());
+    EXPECT_EQ(row.value, k);
+    // Stamped after the reads, it would be past the end of each.
+    EXPECT_GE(row.t_ns, slow.reads[k].first) << "sample " << k;
+    EXPECT_LE(row.t_ns, slow.reads[k].second) << "sample " << k;
+    EXPECT_TRUE(row.slow);
+    ++k;
+  }
+  EXPECT_EQ(k, r.samples);
+}
 
 TEST_F(CaptureCounters, SamplerWritesAValidFileAndReportsTheIntervals) {
   std::vector<std::unique_ptr<CounterSource>> sources;
