@@ -74,7 +74,7 @@ void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::opt
   std::string error;
   c->channel = transport->connect(shared.destinations[dst].address, *c, &error);
   if (!c->channel) {
-    connect_failed(dst, error, now, std::move(flow));
+    connect_failed(dst, error, now, flow);
     return;
   }
   c->dst = dst;
@@ -82,7 +82,7 @@ void Worker::Impl::open_connection(std::uint32_t dst, std::int64_t now, std::opt
   if (flow) {
     ++active;
     if (flow->plan.stream) ++streams;
-    c->flow = std::move(flow);
+    c->flow = flow;
   }
   ++ds.open;
   c->opened_abs = now;

@@ -162,7 +162,7 @@ void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
 
 void Worker::Impl::on_connect_failed(Connection& c, const std::string& reason, std::int64_t now) {
   if (c.warm) --warm_left;
-  std::optional<ActiveFlow> flow = std::move(c.flow);
+  const std::optional<ActiveFlow> flow = c.flow;
   c.flow.reset();
   if (flow) {
     --active;
@@ -170,7 +170,7 @@ void Worker::Impl::on_connect_failed(Connection& c, const std::string& reason, s
   }
   const std::uint32_t dst = c.dst;
   close_connection(c);
-  connect_failed(dst, reason, now, std::move(flow));
+  connect_failed(dst, reason, now, flow);
 }
 
 void Connection::connected(std::int64_t now) { worker.on_connected(*this, now); }
