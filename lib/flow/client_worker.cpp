@@ -149,12 +149,7 @@ void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
   ds.failing_since = 0;
   ds.last_error.clear();
   if (c.flow) {
-    c.state = Connection::State::busy;
-    const ActiveFlow flow = *c.flow;
-    c.flow.reset();
-    --active;
-    if (flow.plan.stream) --streams;
-    launch(c, flow, now);
+    launch(c, *c.flow, now);  // the flow it opened for (per-flow policy, a stream), counted already
   } else {
     release(c, true, now);
   }
@@ -163,13 +158,8 @@ void Worker::Impl::on_connected(Connection& c, std::int64_t now) {
 void Worker::Impl::on_connect_failed(Connection& c, const std::string& reason, std::int64_t now) {
   if (c.warm) --warm_left;
   const std::optional<ActiveFlow> flow = c.flow;
-  c.flow.reset();
-  if (flow) {
-    --active;
-    if (flow->plan.stream) --streams;
-  }
   const std::uint32_t dst = c.dst;
-  close_connection(c);
+  close_connection(c);  // uncounts its flow, which the destination queues again
   connect_failed(dst, reason, now, flow);
 }
 

@@ -31,7 +31,7 @@ inline constexpr std::string_view kCounterColumns = "t_ns,realtime_ns,source,nam
 
 struct CounterSample {
   std::int64_t t_ns = 0;          // CLOCK_MONOTONIC, the middle of the sample's reads
-  std::int64_t realtime_ns = 0;   // CLOCK_REALTIME beside it
+  std::int64_t realtime_ns = 0;   // CLOCK_REALTIME at the same moment
   std::string_view source, name;  // valid until the next row is read
   std::uint64_t value = 0;        // cumulative
   bool slow = false;              // the read took too long: rates touching it are void
