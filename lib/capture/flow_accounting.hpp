@@ -3,8 +3,8 @@
 // --summarize) keep. Bins go by flow or by direction (all packets from one
 // address to another); the flow table is always per flow.
 //
-// Two halves that can run on two threads: the flow table gives each packet
-// its series, the series bins count it in its bin and write the rows.
+// Two halves: the flow table gives each packet its series, the series bins
+// count it in its bin and write the rows.
 #pragma once
 
 #include <algorithm>

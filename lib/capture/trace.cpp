@@ -61,58 +61,57 @@ class PacketFilter {
   std::map<std::uint32_t, bpf_program> programs_;
 };
 
-// Counted packets on their way to their bins: 20 bytes each, so handing
-// them to another CPU costs little beside them.
-struct BinBatch {
-  static constexpr std::size_t kPackets = 4096;
-  std::array<std::uint32_t, kPackets> series{};
+// Dissected packets on their way to the flow table and their bins: the
+// first thread dissects straight into a batch, so handing it over copies
+// nothing.
+struct PacketBatch {
+  static constexpr std::size_t kPackets = 2048;  // about 150 KiB: a few in flight stay in cache
+  std::array<Packet, kPackets> packets{};
   std::array<std::int64_t, kPackets> stamps{};
-  std::array<std::uint64_t, kPackets> bytes{};
   std::size_t n = 0;
-  std::vector<std::pair<std::uint32_t, std::string>> named;  // series first seen here, with their fields
 };
 
-// Bins the packets the flow table counted (and writes the bins file) on a
-// thread of its own where a second CPU is free, so that reading, dissecting
-// and counting overlap with it; inline where not. Either way in order.
-class BinningStage {
+// Counts dissected packets in the flow table and their bins (and writes the
+// bins file) on a thread of its own where a second CPU is free, so that
+// reading and dissecting overlap with it; inline where not. Either way in
+// order. The flow table is used only from here until finish().
+class CountingStage {
  public:
-  explicit BinningStage(SeriesBins& bins) : bins_(bins) {
+  CountingStage(FlowTable& flows, SeriesBins& bins) : flows_(flows), bins_(bins) {
     if (allowed_cpus().size() < 2) {
-      inline_batch_ = std::make_unique<BinBatch>();
+      inline_batch_ = std::make_unique<PacketBatch>();
       current_ = inline_batch_.get();
       return;
     }
-    handoff_ = std::make_unique<Handoff<BinBatch>>(kInFlight);
+    handoff_ = std::make_unique<Handoff<PacketBatch>>(kInFlight);
     current_ = handoff_->take_empty();
     thread_ = std::thread([this] { run(); });
   }
-  ~BinningStage() {  // a run ended by an error: the thread stops
+  ~CountingStage() {  // a run ended by an error: the thread stops
     if (thread_.joinable()) {
       handoff_->finish();
       thread_.join();
     }
   }
-  BinningStage(const BinningStage&) = delete;
-  BinningStage& operator=(const BinningStage&) = delete;
+  CountingStage(const CountingStage&) = delete;
+  CountingStage& operator=(const CountingStage&) = delete;
 
-  BinBatch& batch() { return *current_; }  // the one being filled
-  void name(std::uint32_t series, std::string fields) { current_->named.emplace_back(series, std::move(fields)); }
-  // Bins the batch being filled (or hands it over), and starts another.
+  PacketBatch& batch() { return *current_; }  // the one being filled
+  // Counts the batch being filled (or hands it over), and starts another.
   void submit() {
     if (!handoff_) {
-      bin(*current_);
+      count(*current_);
       return;
     }
     handoff_->put_full(current_);
     current_ = handoff_->take_empty();
     if (current_ == nullptr) finish();  // the thread failed: its error
   }
-  // Every packet submitted or in the batch being filled is binned. Rethrows
-  // what the binning thread threw (a bins file that cannot be written).
+  // Every packet submitted or in the batch being filled is counted. Rethrows
+  // what the counting thread threw (a bins file that cannot be written).
   void finish() {
     if (!handoff_) {
-      bin(*current_);
+      count(*current_);
       return;
     }
     if (current_ != nullptr) handoff_->put_full(current_);
@@ -125,16 +124,16 @@ class BinningStage {
  private:
   static constexpr std::size_t kInFlight = 4;
 
-  void bin(BinBatch& b) {
-    for (auto& [series, fields] : b.named) bins_.name(series, std::move(fields));
-    b.named.clear();
-    bins_.add_batch(b.series.data(), b.stamps.data(), b.bytes.data(), b.n);
+  void count(PacketBatch& b) {
+    flows_.add_batch(b.packets.data(), b.stamps.data(), b.n, series_.data());
+    for (std::size_t i = 0; i < b.n; ++i) bytes_[i] = b.packets[i].wire_bytes;
+    bins_.add_batch(series_.data(), b.stamps.data(), bytes_.data(), b.n);
     b.n = 0;
   }
   void run() {
-    while (BinBatch* b = handoff_->take_full()) {
+    while (PacketBatch* b = handoff_->take_full()) {
       try {
-        bin(*b);
+        count(*b);
       } catch (...) {
         error_ = std::current_exception();
         handoff_->stop();
@@ -144,10 +143,13 @@ class BinningStage {
     }
   }
 
+  FlowTable& flows_;
   SeriesBins& bins_;
-  std::unique_ptr<BinBatch> inline_batch_;  // on one CPU, the only batch
-  std::unique_ptr<Handoff<BinBatch>> handoff_;
-  BinBatch* current_ = nullptr;
+  std::array<std::uint32_t, PacketBatch::kPackets> series_{};
+  std::array<std::uint64_t, PacketBatch::kPackets> bytes_{};
+  std::unique_ptr<PacketBatch> inline_batch_;  // on one CPU, the only batch
+  std::unique_ptr<Handoff<PacketBatch>> handoff_;
+  PacketBatch* current_ = nullptr;
   std::thread thread_;
   std::exception_ptr error_;
 };
@@ -242,20 +244,21 @@ TraceResult analyze_trace(const TraceOptions& o) {
     if (!o.srcs.empty() && !any_matches(o.srcs, k, true, false)) return false;
     return o.dsts.empty() || any_matches(o.dsts, k, false, true);
   };
-  // Packets are read, dissected and counted in the flow table a batch at a
-  // time, and binned a batch at a time on a second thread.
+  // Packets are read and dissected a batch at a time, and counted in the
+  // flow table and their bins a batch at a time on a second thread.
   constexpr std::size_t kBatch = 32;
   std::array<Record, kBatch> records;
-  std::array<Packet, kBatch> packets;
-  BinningStage binning(bins_of_series);
-  FlowTable flows(o.per, bins ? FlowTable::NewSeries(
-                                    [&](std::uint32_t id, std::string fields) { binning.name(id, std::move(fields)); })
+  FlowTable flows(o.per, bins ? FlowTable::NewSeries([&](std::uint32_t id, std::string fields) {
+                    bins_of_series.name(id, std::move(fields));
+                  })
                               : FlowTable::NewSeries());
+  CountingStage counting(flows, bins_of_series);
   std::uint32_t linktype = 0;
   bool first = true;
   while (const std::size_t got = merge.next_batch(records.data(), kBatch, linktype)) {
-    // The batch being filled has room for these: stamps go straight into it.
-    BinBatch& batch = binning.batch();
+    // The batch being filled has room for these: packets go straight into it.
+    PacketBatch& batch = counting.batch();
+    Packet* packets = batch.packets.data() + batch.n;
     std::int64_t* stamps = batch.stamps.data() + batch.n;
     std::size_t n = 0;
     for (std::size_t i = 0; i < got; ++i) {
@@ -277,13 +280,10 @@ TraceResult analyze_trace(const TraceOptions& o) {
       first = false;
       stamps[n++] = r.ts_ns;
     }
-    // A separate pass: hashing a key just written by dissect() would stall on store forwarding.
-    flows.add_batch(packets.data(), stamps, n, batch.series.data() + batch.n);
-    for (std::size_t i = 0; i < n; ++i) batch.bytes[batch.n + i] = packets[i].wire_bytes;
     batch.n += n;
-    if (batch.n + kBatch > BinBatch::kPackets) binning.submit();
+    if (batch.n + kBatch > PacketBatch::kPackets) counting.submit();
   }
-  binning.finish();
+  counting.finish();
   result.damage = merge.damage();
   bins_of_series.finish();
   add_bin_total();

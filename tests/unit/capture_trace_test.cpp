@@ -370,7 +370,7 @@ TEST_F(CaptureTrace, DirectionBinsAddUpFlowsOfAHostPair) {
   EXPECT_EQ(l[7], fmt::format("{},ip fd77::2>fd77::1,fd77::2,fd77::1,300,1", kT0));
 }
 
-// Many flows over many bins: several batches of the binning stage, and a
+// Many flows over many bins: several batches of the counting stage, and a
 // bins file of a few MiB.
 std::vector<CapturedPacket> many_flows(std::size_t count) {
   std::vector<CapturedPacket> out;
@@ -381,8 +381,8 @@ std::vector<CapturedPacket> many_flows(std::size_t count) {
   return out;
 }
 
-// Runs the analysis with the calling thread held to one CPU (the binning
-// stage then runs inline) and restores its CPUs.
+// Runs the analysis with the calling thread held to one CPU (the flow table
+// and the bins then count inline) and restores its CPUs.
 TraceResult on_one_cpu(const TraceOptions& o) {
   cpu_set_t all, one;
   EXPECT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
@@ -404,7 +404,7 @@ TraceResult on_one_cpu(const TraceOptions& o) {
 TEST_F(CaptureTrace, OneCpuAndTwoGiveTheSameBinsSeriesAndFlows) {
   cpu_set_t all;
   ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
-  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: the binning stage runs inline in every run";
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: the flow table and the bins count inline in every run";
   const std::string file = write("many.pcap", pcap_file(1, many_flows(40'000)));
   for (const BinKey per : {BinKey::flow, BinKey::direction}) {
     TraceOptions o;
@@ -426,6 +426,8 @@ TEST_F(CaptureTrace, OneCpuAndTwoGiveTheSameBinsSeriesAndFlows) {
       EXPECT_EQ(one.flows[i].flow, two.flows[i].flow);
       EXPECT_EQ(one.flows[i].stats.bytes, two.flows[i].stats.bytes);
       EXPECT_EQ(one.flows[i].stats.packets, two.flows[i].stats.packets);
+      EXPECT_EQ(one.flows[i].stats.first_ns, two.flows[i].stats.first_ns);
+      EXPECT_EQ(one.flows[i].stats.last_ns, two.flows[i].stats.last_ns);
     }
     EXPECT_EQ(one.packets, 40'000u);
     EXPECT_EQ(two.packets, 40'000u);
