@@ -128,9 +128,9 @@ for snaplen in "${snaplens[@]}"; do
     gbps_t=$(iperf_run "tcpdump-$snaplen")
     kill -INT "$pid"
     wait "$pid" || true
-    t_captured=$(sed -n 's/^\([0-9]*\) packets captured$/\1/p' "$tmp/tcpdump-$snaplen.err")
-    t_received=$(sed -n 's/^\([0-9]*\) packets received by filter$/\1/p' "$tmp/tcpdump-$snaplen.err")
-    t_dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$tmp/tcpdump-$snaplen.err")
+    t_captured=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$tmp/tcpdump-$snaplen.err")
+    t_received=$(sed -n 's/^\([0-9]*\) packets\{0,1\} received by filter$/\1/p' "$tmp/tcpdump-$snaplen.err")
+    t_dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$tmp/tcpdump-$snaplen.err")
     [[ -n $t_received && -n $t_dropped ]] || { cat "$tmp/tcpdump-$snaplen.err" >&2; echo "run.sh: no tcpdump counts" >&2; exit 1; }
     t_pct=$(awk -v d="$t_dropped" -v r="$t_received" 'BEGIN { printf "%.3f", (r > 0 ? 100 * d / r : 0) }')
     # vs_tcpdump: xtk-log's drop share over tcpdump's (below 1 is better; 0 when xtk-log drops nothing).
