@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev zlib1g-dev   # zlib: gzip-compressed PyTorch traces
-  clang libclang-rt-14-dev clang-format clang-tidy   # fuzzing, formatting, linting
+  clang libclang-rt-14-dev clang-format clang-tidy-22   # fuzzing, formatting, linting (scripts/lint.sh)
   iproute2                                          # network-namespace tests
   libgsl-dev python3-matplotlib python3-pandas      # xtk-analyze fits, analysis/ plots
   libpcap-dev tcpdump tshark iperf3 ethtool         # capture: xtk-log, its tests and bench/capture
