@@ -30,7 +30,7 @@ ctest_in() {
   (cd "build/$tree" && ctest -j2 --output-on-failure --timeout 600 "$@")
 }
 
-# clang-tidy, the longest step, needs only the release tree's compile commands:
+# clang-tidy needs only the release tree's compile commands:
 # it runs in the background from then on, at the lowest priority, on the CPU
 # the tests and the ASan build leave idle, and is waited for at the end.
 lint_log=$(mktemp)
