@@ -26,7 +26,10 @@ std::string read_text_file(const std::string& path, std::string_view what) {
   std::string text;
   char buffer[1 << 16];
   std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
+  do {  // a short read is the end of the file or an error: no read after it
+    n = std::fread(buffer, 1, sizeof buffer, file.get());
+    text.append(buffer, n);
+  } while (n == sizeof buffer);
   if (std::ferror(file.get()) != 0)
     throw Error(fmt::format("{}: cannot read {}: {}", path, what, std::strerror(errno)));
   return text;
