@@ -165,7 +165,7 @@ struct Worker::Impl {
   void finish(Connection& c, FlowStatus status, std::string error, std::uint64_t stream_bytes, std::int64_t now);
   void on_connected(Connection& c, std::int64_t now);
   void on_connect_failed(Connection& c, const std::string& reason, std::int64_t now);
-  void begin(const PlannedFlow& plan, std::int64_t now);
+  bool begin(const PlannedFlow& plan, std::int64_t now);  // true when it made a system call (a start, a connect)
   void sweep(std::int64_t now);
   void cancel_all(bool in_flight);
   void prepare_thread(unsigned index);

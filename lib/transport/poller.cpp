@@ -1,6 +1,10 @@
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -42,8 +46,10 @@ Listener::Listener(const SocketAddress& address, bool shared_port, Poller& polle
 }
 
 int Poller::wait(const timespec* timeout) {
-  const int n = epoll_pwait2(epoll_.get(), events_.data(), static_cast<int>(events_.size()), timeout, nullptr);
-  return n < 0 ? 0 : n;  // EINTR: nothing this time
+  // Straight to the kernel, as send_now (socket.hpp): glibc's epoll_pwait2 is a cancellation point.
+  const auto n = syscall(SYS_epoll_pwait2, epoll_.get(), events_.data(), static_cast<int>(events_.size()), timeout,
+                         nullptr, _NSIG / 8);
+  return n < 0 ? 0 : static_cast<int>(n);  // EINTR: nothing this time
 }
 
 }  // namespace xtk

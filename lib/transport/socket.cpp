@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/tcp.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -90,6 +91,14 @@ SocketAddress resolve_address(const std::string& text, std::uint16_t default_por
     reinterpret_cast<sockaddr_in6*>(&address.storage)->sin6_port = htons(port);
   }
   return address;
+}
+
+ssize_t send_now(int fd, const void* bytes, std::size_t length, int flags) {
+  return syscall(SYS_sendto, fd, bytes, length, flags, nullptr, 0);
+}
+
+ssize_t recv_now(int fd, void* bytes, std::size_t length, int flags) {
+  return syscall(SYS_recvfrom, fd, bytes, length, flags, nullptr, nullptr);
 }
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }

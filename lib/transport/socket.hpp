@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -55,6 +56,13 @@ Fd listen_tcp(const SocketAddress& address, bool reuse_port, int backlog = 4096)
 Fd connect_tcp_nonblocking(const SocketAddress& address, int* error);
 // The same, a failure known at once given as its text ("Network is unreachable").
 Fd connect_tcp_nonblocking(const SocketAddress& address, std::string* error);
+
+// send(2) and recv(2) for the flows' hot paths, made straight to the kernel.
+// glibc's wrappers are cancellation points: in a process with threads each
+// call also switches asynchronous cancellation on and off (two atomic
+// operations), 80 ns per 1 KB flow flat out here. xtk never cancels a thread.
+ssize_t send_now(int fd, const void* bytes, std::size_t length, int flags);
+ssize_t recv_now(int fd, void* bytes, std::size_t length, int flags);
 
 void set_nonblocking(int fd);
 void set_nodelay(int fd, bool on);

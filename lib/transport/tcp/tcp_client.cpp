@@ -247,7 +247,7 @@ class TcpChannel final : public Channel, public EventSource {
       const std::size_t payload = stream ? chunk : std::min<std::uint64_t>(payload_left_, chunk);
       const std::size_t header_left = kFlowHeaderBytes - header_sent_;
       const char* from = header_left > 0 ? buffer_.place(header_, header_sent_) : buffer_.zeros();
-      const ssize_t n = send(fd_.get(), from, header_left + payload, MSG_NOSIGNAL);
+      const ssize_t n = send_now(fd_.get(), from, header_left + payload, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) {
           set_events(EPOLLOUT | EPOLLIN | EPOLLRDHUP);
@@ -280,13 +280,13 @@ class TcpChannel final : public Channel, public EventSource {
     while (true) {
       ssize_t n = 0;
       if (receive_left_ > 0) {
-        n = recv(fd_.get(), buffer_.sink(), std::min<std::uint64_t>(receive_left_, kChunk), MSG_TRUNC);
+        n = recv_now(fd_.get(), buffer_.sink(), std::min<std::uint64_t>(receive_left_, kChunk), MSG_TRUNC);
       } else if (!flow_.stream && flow_.direction == Direction::push && header_sent_ == kFlowHeaderBytes &&
                  payload_left_ == 0) {
-        n = recv(fd_.get(), ack_.data() + ack_got_, kAckBytes - ack_got_, 0);
+        n = recv_now(fd_.get(), ack_.data() + ack_got_, kAckBytes - ack_got_, 0);
       } else {
         char probe = 0;  // nothing is due now: only a close or an error can arrive
-        n = recv(fd_.get(), &probe, 1, MSG_PEEK);
+        n = recv_now(fd_.get(), &probe, 1, MSG_PEEK);
         if (n > 0) return;
       }
       if (n == 0) {

@@ -265,7 +265,7 @@ bool Connection::on_readable() {
     if (state_ == State::push_body || state_ == State::push_stream) {
       const std::size_t want = state_ == State::push_stream ? kChunk : std::min<std::uint64_t>(left_, kChunk);
       // MSG_TRUNC: TCP discards the bytes without copying them out.
-      const ssize_t n = recv(fd_.get(), buffer.data(), want, MSG_TRUNC);
+      const ssize_t n = recv_now(fd_.get(), buffer.data(), want, MSG_TRUNC);
       if (n == 0) {
         bump(state_ == State::push_stream ? stats.streams : stats.aborted_flows);
         return false;
@@ -285,7 +285,7 @@ bool Connection::on_readable() {
       continue;
     }
     if (state_ == State::header) {
-      const ssize_t n = recv(fd_.get(), buffer.data(), kHeaderRead, 0);
+      const ssize_t n = recv_now(fd_.get(), buffer.data(), kHeaderRead, 0);
       if (n == 0) {
         if (header_got_ > 0) bump(stats.aborted_flows);
         return false;
@@ -299,7 +299,7 @@ bool Connection::on_readable() {
     // ack or pull_body: nothing may arrive now. Data is a protocol error
     // (level-triggered epoll would otherwise report it again and again).
     char probe = 0;
-    const ssize_t n = recv(fd_.get(), &probe, 1, MSG_PEEK);
+    const ssize_t n = recv_now(fd_.get(), &probe, 1, MSG_PEEK);
     if (n > 0) bump(stats.bad_headers);
     if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
       if (n <= 0) bump(stats.aborted_flows);
@@ -312,7 +312,7 @@ bool Connection::on_readable() {
 bool Connection::on_writable() {
   auto& stats = server_.context().stats;
   if (state_ == State::ack) {
-    const ssize_t n = send(fd_.get(), ack_.data() + ack_sent_, kAckBytes - ack_sent_, MSG_NOSIGNAL);
+    const ssize_t n = send_now(fd_.get(), ack_.data() + ack_sent_, kAckBytes - ack_sent_, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno != EAGAIN && errno != EINTR) return false;
       set_writing(true);
@@ -332,7 +332,7 @@ bool Connection::on_writable() {
   if (state_ == State::pull_body) {
     auto& buffer = server_.buffer();
     while (left_ > 0) {
-      const ssize_t n = send(fd_.get(), buffer.data(), std::min<std::uint64_t>(left_, kChunk), MSG_NOSIGNAL);
+      const ssize_t n = send_now(fd_.get(), buffer.data(), std::min<std::uint64_t>(left_, kChunk), MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) return true;
         bump(stats.aborted_flows);
