@@ -74,6 +74,17 @@ d, v = int(sys.argv[1]), [float(x) for x in sys.argv[2:] if x != "n/a"]
 print(f"{statistics.median(v):.{d}f} [{min(v):.{d}f}-{max(v):.{d}f}]" if v else "n/a")' "$@"
 }
 
+# Steal (the hypervisor giving this VM's CPUs to others) during a part, as bench/flow/run.py
+# reports it: above 5 % of the CPUs' time the part is void.
+cpu_ticks() { awk '/^cpu /{ t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9 }' /proc/stat; }
+report_steal() {  # PART "TOTAL STEAL" (cpu_ticks at its start)
+  read -r total0 steal0 <<<"$2"
+  read -r total1 steal1 < <(cpu_ticks)
+  awk -v p="$1" -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN {
+    share = 100 * s / (t > 0 ? t : 1)
+    printf "# part %s: steal %.1f %% of the CPUs\047 time%s\n", p, share, (share > 5 ? " (above 5 %: this part is void)" : "") }'
+}
+
 echo "xtk capture benchmarks: $(date -u +%FT%TZ), $(nproc) CPUs, kernel $(uname -r)"
 echo "xtk-log: $log"
 echo "peers: $(tcpdump --version 2>&1 | head -n 1); $(tshark --version | head -n 1); $(iperf3 --version | head -n 1)"
@@ -82,6 +93,7 @@ echo "scratch: $tmp"
 in_h1 iperf3 -s -D -p 5201 --pidfile "$tmp/iperf3.pid"
 sleep 0.5
 
+part_start=$(cpu_ticks)
 # --- 1. capture drops -------------------------------------------------------
 echo
 echo "== 1. capture drops: iperf3 -c 10.77.0.2 -P 4 -t $seconds from h0, capture on h1 eth0, buffer $buffer, offloads off"
@@ -150,6 +162,8 @@ for snaplen in "${snaplens[@]}"; do
     "packets captured xtk-log / tcpdump $(medrange 3 "${captured_ratios[@]}")"
 done
 
+report_steal 1 "$part_start"
+part_start=$(cpu_ticks)
 # --- 2. trace analysis ------------------------------------------------------
 echo
 echo "== 2. trace analysis: packets/s (files in page cache), xtk and tuned tshark in $pairs interleaved pairs, plain tshark once; per_core = packets / (user + sys)"
@@ -218,6 +232,8 @@ for f in "$tmp/capture-${snaplens[0]}.pcap" "$tmp/synthetic.pcap"; do
     "xtk per core $(medrange 0 "${cores[@]}") packets/s (goal >= $goal); xtk (last pair) / plain tshark $(ratio "$xtk_pps" "$plain_pps" 0)x"
 done
 
+report_steal 2 "$part_start"
+part_start=$(cpu_ticks)
 # --- 3. counter sampler -------------------------------------------------------
 few=net:eth0=rx_bytes,tx_bytes,rx_packets,tx_packets
 echo
@@ -277,5 +293,6 @@ sleep 1
 condition "iperf3 -P 4 on CPU 0, few, tuned" "$few" 1
 kill "$load" 2>/dev/null || true
 wait "$load" || true
+report_steal 3 "$part_start"
 echo
 echo "run.sh: done"

@@ -63,6 +63,9 @@ LATENESS_CC = ("--cc", "reno")
 # with fewer flows in --seconds runs longer, up to MAX_CASE_SECONDS.
 MIN_LATENESS_FLOWS = 1000
 MAX_CASE_SECONDS = 60
+# Steal above this share of the CPUs' time during a part (the hypervisor running other tenants on
+# them: the VM stalls for milliseconds at a time) makes that part void: its figures read the host.
+VOID_STEAL = 5
 
 started = []  # every process this script starts, stopped by PID at the end
 
@@ -164,6 +167,21 @@ def iperf2_bulk(ns_client, ns_server, addr, port, streams, seconds):
     stop(server)
     rows = [line.split(",") for line in out.strip().splitlines()]
     return float(rows[-1][8])  # the sum line when -P > 1, else the one stream
+
+
+def cpu_ticks():
+    """The CPUs' time so far from /proc/stat, in ticks: (all, steal)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    return sum(ticks), ticks[7]
+
+
+def report_steal(part, before):
+    """Steal: time the hypervisor gave this VM's CPUs to others. Above VOID_STEAL the part is void."""
+    total, steal = (b - a for a, b in zip(before, cpu_ticks()))
+    share = 100 * steal / max(1, total)
+    print(f"# part {part}: steal {share:.1f} % of the CPUs' time"
+          + (f" (above {VOID_STEAL} %: this part is void)" if share > VOID_STEAL else ""), flush=True)
 
 
 def median_range(values, fmt="{:.2f}"):
@@ -599,19 +617,18 @@ def main():
     parts = {int(p) for p in args.parts.split(",")}
     print(f"# bench/flow on {os.uname().nodename}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M:%S')}")
     tmp = tempfile.mkdtemp(prefix="xtk-bench-flow-")
+    runs = {1: lambda: part_bulk(int(args.seconds), args.pairs),
+            2: lambda: part_lateness(args.seconds, tmp),
+            3: lambda: part_small(args.seconds, tmp, args.pairs),
+            4: lambda: part_burst(args.seconds, tmp),
+            6: lambda: part_defaults(args.seconds, tmp, args.pairs),
+            5: lambda: part_memory([parse_count(c) for c in args.memory_flows.split(",")], tmp)}
     try:
-        if 1 in parts:
-            part_bulk(int(args.seconds), args.pairs)
-        if 2 in parts:
-            part_lateness(args.seconds, tmp)
-        if 3 in parts:
-            part_small(args.seconds, tmp, args.pairs)
-        if 4 in parts:
-            part_burst(args.seconds, tmp)
-        if 6 in parts:
-            part_defaults(args.seconds, tmp, args.pairs)
-        if 5 in parts:
-            part_memory([parse_count(c) for c in args.memory_flows.split(",")], tmp)
+        for part, run_part in runs.items():
+            if part in parts:
+                before = cpu_ticks()
+                run_part()
+                report_steal(part, before)
     finally:
         for p in started:
             stop(p)
