@@ -176,12 +176,22 @@ def cpu_ticks():
     return sum(ticks), ticks[7]
 
 
+def steal_since(before):
+    """Steal since `before` (cpu_ticks()), in % of the CPUs' time."""
+    total, steal = (b - a for a, b in zip(before, cpu_ticks()))
+    return 100 * steal / max(1, total)
+
+
 def report_steal(part, before):
     """Steal: time the hypervisor gave this VM's CPUs to others. Above VOID_STEAL the part is void."""
-    total, steal = (b - a for a, b in zip(before, cpu_ticks()))
-    share = 100 * steal / max(1, total)
+    share = steal_since(before)
     print(f"# part {part}: steal {share:.1f} % of the CPUs' time"
           + (f" (above {VOID_STEAL} %: this part is void)" if share > VOID_STEAL else ""), flush=True)
+
+
+def goal_text(met, steal):
+    """A run's goal column: met, not, or void (steal above VOID_STEAL during it)."""
+    return "void" if steal > VOID_STEAL else "met" if met else "not"
 
 
 def median_range(values, fmt="{:.2f}"):
@@ -267,8 +277,9 @@ def part_lateness(seconds, tmp):
     print(f"# {'link':>5} {'profile':10} {'load':>4} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} "
           f"{'late_p999_us':>12} {'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8} {'drift_us':>8} "
           f"{'waits':>5} {'floor_p99_us':>12} {'floor_max_us':>12} {'achieved/offered':>16} {'achieved/port':>13} "
-          f"{'goal':>4} "
+          f"{'steal':>5} {'goal':>4} "
           f"{'late_by_cause':>13} {'max_cause':>10}")
+    print(f"# steal: % of the CPUs' time the hypervisor gave others during the case (above {VOID_STEAL}: void)")
     print("# late_by_cause: flows later than 100 us, feeder/wake-up/worker/connection (docs/flow-engine.md#summary);"
           " max_cause: the latest flow's")
     print("# achieved/port: over what a perfect replay gets through the port in the window (port_limited_bins: "
@@ -295,7 +306,9 @@ def part_lateness(seconds, tmp):
                     floor = timer_floor(mean_gap_us, min(case_seconds, 5))
                     # --pool-limit 256 as in part 4: at 80 % of the port, bursts keep more than
                     # 64 flows of one destination in flight, and the rest would wait for one.
+                    before = cpu_ticks()
                     result, rx = replay(path, case_seconds, tmp, (*LATENESS_CC, "--pool-limit", "256"))
+                    steal = steal_since(before)
                     s = result["summary"]
                     # Header overhead from the whole run: interface bytes per payload byte.
                     overhead = (rx[3] - rx[0]) / max(1, report["bytes"])
@@ -311,7 +324,8 @@ def part_lateness(seconds, tmp):
                           f"{s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} "
                           f"{s['drift_us']['last_minus_first']:8.1f} "
                           f"{s['connection_waits']:5} {floor['p99']:12.1f} {floor['max']:12.1f} {ratio:16.4f} {port_ratio:13.4f} "
-                          f"{'met' if p99 <= 15 and s['lateness_us']['p999'] <= 200 else 'not':>4} "
+                          f"{steal:5.1f} "
+                          f"{goal_text(p99 <= 15 and s['lateness_us']['p999'] <= 200, steal):>4} "
                           f"{late_by_cause(s):>13} {s['late_causes']['latest_cause'] or '-':>10}", flush=True)
         finally:
             testbed_down()
@@ -574,19 +588,34 @@ def part_defaults(seconds, tmp, pairs):
     variants = (("defaults, root", (), ()), ("timing off, root", (), TIMING_OFF), ("defaults, nobody", AS_NOBODY, ()))
     results = {name: [] for name, _, _ in variants}
     print(f"# {'variant':17} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} {'late_p999_us':>12} "
-          f"{'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8}  timing")
+          f"{'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8} {'steal':>5}  timing")
+    void_rounds = 0
     for _ in range(pairs):
+        round_results, round_void = {}, False
         for k, (name, prefix, extra) in enumerate(variants):
             records = os.path.join(shared, f"records-{k}.csv")  # each variant's own: the users differ
+            before = cpu_ticks()
             s, timing, stderr = replay_loopback(path, records, prefix, extra)
-            results[name].append(s)
+            steal = steal_since(before)
+            round_void = round_void or steal > VOID_STEAL
+            round_results[name] = s
             lat = s["lateness_us"]
             print(f"  {name:17} {s['flows']:6} {lat['p50']:11.1f} {lat['p99']:11.1f} {lat['p999']:12.1f} "
-                  f"{lat['max']:11.1f} {s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8}  "
+                  f"{lat['max']:11.1f} {s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} {steal:5.1f}  "
                   f"{timing['description']}", flush=True)
             if stderr:
                 print(f"    stderr: {stderr}")
-    print("# median [range] of the runs")
+        # A round with a void run is left out whole: its pair ratio would read the host.
+        if round_void:
+            void_rounds += 1
+        else:
+            for name, s in round_results.items():
+                results[name].append(s)
+    if void_rounds == pairs:
+        print(f"# every round had a run with steal above {VOID_STEAL} %: part 6 is void")
+        return
+    print("# median [range] of the runs" + (f", {void_rounds} of {pairs} rounds left out (steal above "
+                                            f"{VOID_STEAL} % in one of their runs)" if void_rounds else ""))
     for name, runs in results.items():
         for q in ("p99", "p999", "max"):
             print(f"  {name:17} lateness {q:4} {median_range([r['lateness_us'][q] for r in runs], '{:.1f}'):>28} us")
