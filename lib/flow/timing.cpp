@@ -186,6 +186,8 @@ Timing::Timing(const TimingRequest& request, const std::vector<SocketAddress>& d
     wake_latency_ns_ = request.cpu_wake_latency_ns;
   }
 
+  if (wake_latency_) cpuidle_driver_ = read_first_line("/sys/devices/system/cpu/cpuidle/current_driver");
+
   if (!lacked.empty()) {
     lacking_ = fmt::format(
         "timing: {}: flow starts may be hundreds of microseconds late instead of tens "
@@ -220,6 +222,12 @@ void Timing::set_worker_fifo(bool on) const {
   if (realtime_) set_thread_fifo(on);
 }
 
+std::string wake_latency_text(std::int64_t wake_latency_ns, const std::string& cpuidle_driver) {
+  if (wake_latency_ns < 0) return "no PM QoS request";
+  return fmt::format("PM QoS {} us{}", wake_latency_ns / 1000,
+                     cpuidle_driver == "none" ? " (no effect here: no cpuidle driver, idle CPUs halt)" : "");
+}
+
 std::string Timing::describe() const {
   std::string cpus;
   if (cpus_.empty()) {
@@ -229,9 +237,8 @@ std::string Timing::describe() const {
   } else {
     cpus = fmt::format("workers on CPU {} ({})", cpu_list_text(cpus_), cpus_why_);
   }
-  const std::string qos =
-      wake_latency_ns_ < 0 ? "no PM QoS request" : fmt::format("PM QoS {} us", wake_latency_ns_ / 1000);
-  return fmt::format("{}; {}; {}", realtime_ ? "SCHED_FIFO" : "normal priority", cpus, qos);
+  return fmt::format("{}; {}; {}", realtime_ ? "SCHED_FIFO" : "normal priority", cpus,
+                     wake_latency_text(wake_latency_ns_, cpuidle_driver_));
 }
 
 nlohmann::json Timing::to_json() const {
