@@ -74,15 +74,11 @@ d, v = int(sys.argv[1]), [float(x) for x in sys.argv[2:] if x != "n/a"]
 print(f"{statistics.median(v):.{d}f} [{min(v):.{d}f}-{max(v):.{d}f}]" if v else "n/a")' "$@"
 }
 
-# Steal (the hypervisor giving this VM's CPUs to others) during a part, as bench/flow/run.py
-# reports it: above 5 % of the CPUs' time the part is void.
-cpu_ticks() { awk '/^cpu /{ t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9 }' /proc/stat; }
-report_steal() {  # PART "TOTAL STEAL" (cpu_ticks at its start)
-  read -r total0 steal0 <<<"$2"
-  read -r total1 steal1 < <(cpu_ticks)
-  awk -v p="$1" -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN {
-    share = 100 * s / (t > 0 ? t : 1)
-    printf "# part %s: steal %.1f %% of the CPUs\047 time%s\n", p, share, (share > 5 ? " (above 5 %: this part is void)" : "") }'
+# Steal over each part, void above its threshold: bench/steal.py, as bench/flow/run.py reports it.
+cpu_ticks() { python3 "$root/bench/steal.py" now; }
+report_steal() {  # PART "ALL STEAL" (cpu_ticks at its start)
+  # shellcheck disable=SC2086  # $2: the two numbers, as two arguments
+  python3 "$root/bench/steal.py" report "$1" $2
 }
 
 echo "xtk capture benchmarks: $(date -u +%FT%TZ), $(nproc) CPUs, kernel $(uname -r)"

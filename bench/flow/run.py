@@ -38,6 +38,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import steal  # noqa: E402  (bench/steal.py: the one definition of steal and of a void run)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # XTK_BUILD: another Release build tree (e.g. a copy made before a change), to compare builds.
 BUILD = os.environ.get("XTK_BUILD", os.path.join(ROOT, "build", "release"))
@@ -63,9 +66,6 @@ LATENESS_CC = ("--cc", "reno")
 # with fewer flows in --seconds runs longer, up to MAX_CASE_SECONDS.
 MIN_LATENESS_FLOWS = 1000
 MAX_CASE_SECONDS = 60
-# Steal above this share of the CPUs' time during a part (the hypervisor running other tenants on
-# them: the VM stalls for milliseconds at a time) makes that part void: its figures read the host.
-VOID_STEAL = 5
 
 started = []  # every process this script starts, stopped by PID at the end
 
@@ -169,29 +169,13 @@ def iperf2_bulk(ns_client, ns_server, addr, port, streams, seconds):
     return float(rows[-1][8])  # the sum line when -P > 1, else the one stream
 
 
-def cpu_ticks():
-    """The CPUs' time so far from /proc/stat, in ticks: (all, steal)."""
-    with open("/proc/stat") as f:
-        ticks = [int(x) for x in f.readline().split()[1:]]
-    return sum(ticks), ticks[7]
-
-
-def steal_since(before):
-    """Steal since `before` (cpu_ticks()), in % of the CPUs' time."""
-    total, steal = (b - a for a, b in zip(before, cpu_ticks()))
-    return 100 * steal / max(1, total)
-
-
 def report_steal(part, before):
-    """Steal: time the hypervisor gave this VM's CPUs to others. Above VOID_STEAL the part is void."""
-    share = steal_since(before)
-    print(f"# part {part}: steal {share:.1f} % of the CPUs' time"
-          + (f" (above {VOID_STEAL} %: this part is void)" if share > VOID_STEAL else ""), flush=True)
+    print(steal.report(part, before), flush=True)
 
 
-def goal_text(met, steal):
-    """A run's goal column: met, not, or void (steal above VOID_STEAL during it)."""
-    return "void" if steal > VOID_STEAL else "met" if met else "not"
+def goal_text(met, run_steal):
+    """A run's goal column: met, not, or void (steal above VOID_STEAL during it, bench/steal.py)."""
+    return "void" if run_steal > steal.VOID_STEAL else "met" if met else "not"
 
 
 def median_range(values, fmt="{:.2f}"):
@@ -279,7 +263,7 @@ def part_lateness(seconds, tmp):
           f"{'waits':>5} {'floor_p99_us':>12} {'floor_max_us':>12} {'achieved/offered':>16} {'achieved/port':>13} "
           f"{'steal':>5} {'goal':>4} "
           f"{'late_by_cause':>13} {'max_cause':>10}")
-    print(f"# steal: % of the CPUs' time the hypervisor gave others during the case (above {VOID_STEAL}: void)")
+    print(f"# steal: % of the CPUs' time the hypervisor gave others during the case (above {steal.VOID_STEAL}: void)")
     print("# late_by_cause: flows later than 100 us, feeder/wake-up/worker/connection (docs/flow-engine.md#summary);"
           " max_cause: the latest flow's")
     print("# achieved/port: over what a perfect replay gets through the port in the window (port_limited_bins: "
@@ -306,9 +290,9 @@ def part_lateness(seconds, tmp):
                     floor = timer_floor(mean_gap_us, min(case_seconds, 5))
                     # --pool-limit 256 as in part 4: at 80 % of the port, bursts keep more than
                     # 64 flows of one destination in flight, and the rest would wait for one.
-                    before = cpu_ticks()
+                    before = steal.cpu_ticks()
                     result, rx = replay(path, case_seconds, tmp, (*LATENESS_CC, "--pool-limit", "256"))
-                    steal = steal_since(before)
+                    run_steal = steal.steal_since(before)
                     s = result["summary"]
                     # Header overhead from the whole run: interface bytes per payload byte.
                     overhead = (rx[3] - rx[0]) / max(1, report["bytes"])
@@ -324,8 +308,8 @@ def part_lateness(seconds, tmp):
                           f"{s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} "
                           f"{s['drift_us']['last_minus_first']:8.1f} "
                           f"{s['connection_waits']:5} {floor['p99']:12.1f} {floor['max']:12.1f} {ratio:16.4f} {port_ratio:13.4f} "
-                          f"{steal:5.1f} "
-                          f"{goal_text(p99 <= 15 and s['lateness_us']['p999'] <= 200, steal):>4} "
+                          f"{run_steal:5.1f} "
+                          f"{goal_text(p99 <= 15 and s['lateness_us']['p999'] <= 200, run_steal):>4} "
                           f"{late_by_cause(s):>13} {s['late_causes']['latest_cause'] or '-':>10}", flush=True)
         finally:
             testbed_down()
@@ -594,14 +578,14 @@ def part_defaults(seconds, tmp, pairs):
         round_results, round_void = {}, False
         for k, (name, prefix, extra) in enumerate(variants):
             records = os.path.join(shared, f"records-{k}.csv")  # each variant's own: the users differ
-            before = cpu_ticks()
+            before = steal.cpu_ticks()
             s, timing, stderr = replay_loopback(path, records, prefix, extra)
-            steal = steal_since(before)
-            round_void = round_void or steal > VOID_STEAL
+            run_steal = steal.steal_since(before)
+            round_void = round_void or run_steal > steal.VOID_STEAL
             round_results[name] = s
             lat = s["lateness_us"]
             print(f"  {name:17} {s['flows']:6} {lat['p50']:11.1f} {lat['p99']:11.1f} {lat['p999']:12.1f} "
-                  f"{lat['max']:11.1f} {s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} {steal:5.1f}  "
+                  f"{lat['max']:11.1f} {s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} {run_steal:5.1f}  "
                   f"{timing['description']}", flush=True)
             if stderr:
                 print(f"    stderr: {stderr}")
@@ -612,10 +596,10 @@ def part_defaults(seconds, tmp, pairs):
             for name, s in round_results.items():
                 results[name].append(s)
     if void_rounds == pairs:
-        print(f"# every round had a run with steal above {VOID_STEAL} %: part 6 is void")
+        print(f"# every round had a run with steal above {steal.VOID_STEAL} %: part 6 is void")
         return
     print("# median [range] of the runs" + (f", {void_rounds} of {pairs} rounds left out (steal above "
-                                            f"{VOID_STEAL} % in one of their runs)" if void_rounds else ""))
+                                            f"{steal.VOID_STEAL} % in one of their runs)" if void_rounds else ""))
     for name, runs in results.items():
         for q in ("p99", "p999", "max"):
             print(f"  {name:17} lateness {q:4} {median_range([r['lateness_us'][q] for r in runs], '{:.1f}'):>28} us")
@@ -655,7 +639,7 @@ def main():
     try:
         for part, run_part in runs.items():
             if part in parts:
-                before = cpu_ticks()
+                before = steal.cpu_ticks()
                 run_part()
                 report_steal(part, before)
     finally:
