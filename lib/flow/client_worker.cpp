@@ -216,9 +216,11 @@ bool Worker::Impl::begin(const PlannedFlow& handed, std::int64_t now) {
   ds.pending.push_back(plan);
   ++pending;
   if (opt.policy == ConnectionPolicy::pool) ++connection_waits;
-  const std::size_t opened = ds.open;
+  // A connect made changes how many are open; one that failed at once, the backoff.
+  const std::size_t open = ds.open;
+  const std::int64_t next_connect = ds.next_connect_abs;
   feed_connections(plan.dst, now);
-  return ds.open != opened || ds.next_connect_abs > now;  // a connect made (or tried)
+  return ds.open != open || ds.next_connect_abs != next_connect;
 }
 
 void Worker::Impl::sweep(std::int64_t now) {
