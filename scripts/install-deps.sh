@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config
   libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev zlib1g-dev   # zlib: gzip-compressed PyTorch traces
+  libseccomp-dev                                    # tests: the tools on a kernel without epoll_pwait2
   clang libclang-rt-14-dev clang-format clang-tidy-22   # fuzzing, formatting, linting (scripts/lint.sh)
   iproute2                                          # network-namespace tests
   libgsl-dev python3-matplotlib python3-pandas      # xtk-analyze fits, analysis/ plots

@@ -79,10 +79,19 @@ class Poller {
   template <typename BeforeEach>
   int dispatch(const timespec* timeout, BeforeEach before_each);
   int fd() const { return epoll_.get(); }
+  // True once the kernel has refused epoll_pwait2 (before Linux 5.11, or a
+  // seccomp filter that does not know it) and waits go through epoll_wait.
+  bool legacy_waits() const { return legacy_; }
 
  private:
   int wait(const timespec* timeout);
+  int wait_legacy(const timespec* timeout);
   Fd epoll_;
+  // The legacy waits' timer: epoll_wait counts whole milliseconds, and a
+  // flow's start needs its deadline to the microsecond.
+  bool legacy_ = false;
+  Fd timer_;
+  bool timer_armed_ = false;
   std::vector<epoll_event> events_ = std::vector<epoll_event>(256);
   std::unordered_set<EventSource*> alive_;
   std::vector<std::pair<EventSource*, std::function<void(std::int64_t)>>> busy_polls_;
