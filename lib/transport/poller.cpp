@@ -48,6 +48,7 @@ Listener::Listener(const SocketAddress& address, bool shared_port, Poller& polle
 }
 
 int Poller::wait(const timespec* timeout) {
+#ifdef SYS_epoll_pwait2  // headers older than the call (glibc 2.28's, RHEL 8's): always the legacy waits
   if (!legacy_) {
     // Straight to the kernel, as send_now (socket.hpp): glibc's epoll_pwait2 is a cancellation point.
     const auto n = syscall(SYS_epoll_pwait2, epoll_.get(), events_.data(), static_cast<int>(events_.size()), timeout,
@@ -59,6 +60,9 @@ int Poller::wait(const timespec* timeout) {
     if (errno != ENOSYS && errno != EPERM) return 0;  // EINTR: nothing this time
     legacy_ = true;
   }
+#else
+  legacy_ = true;
+#endif
   return wait_legacy(timeout);
 }
 
