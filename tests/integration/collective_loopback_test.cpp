@@ -241,7 +241,10 @@ TEST_F(CollectiveLoopback, TrainOnThreeRanksWritesEveryIteration) {
 
 // Issue 17's acceptance: one rank's compute 1.5 times the others' makes it
 // the last to arrive at (nearly) every bucket all-reduce, and xtk-analyze's
-// straggler table says so from the collectives files alone.
+// straggler table says so from the collectives files alone. Compute of 40 ms
+// puts the slow rank 10 ms behind at the first bucket and 20 ms at the second:
+// with 20 ms (5 and 10) a CI run whose VM stalled ranks for milliseconds saw it
+// last at only 35 of 40 (2026-12-02).
 TEST_F(CollectiveLoopback, StragglerTableNamesTheRankSlowedOnPurpose) {
   const auto port = next_port();
   constexpr std::size_t kSlow = 1;
@@ -251,7 +254,7 @@ TEST_F(CollectiveLoopback, StragglerTableNamesTheRankSlowedOnPurpose) {
                                   "--iters",
                                   "20",
                                   "--compute",
-                                  "20ms",
+                                  "40ms",
                                   "-o",
                                   "",
                                   "--collectives-file",
