@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/cli.hpp"
+#include "core/cpus.hpp"
 #include "core/units.hpp"
 #include "transport/transport.hpp"
 
@@ -36,7 +37,10 @@ void add_flags(CLI::App& app, ClientFlags& f) {
       ->capture_default_str();
   app.add_option("--map", f.map, "NAME=ADDRESS[:PORT] for schedule destinations, repeatable or comma-separated");
   app.add_option("-p,--port", f.port, "server port for destinations given without one")->capture_default_str();
-  app.add_option("-T,--threads", f.threads, "worker threads (flows are spread round-robin)")->capture_default_str();
+  app.add_option("-T,--threads", f.threads,
+                 "worker threads, flows spread round-robin (0: 1 for a schedule; with --bulk N, N up to the CPUs "
+                 "this process may use)")
+      ->capture_default_str();
   app.add_option("--policy", f.policy, "pool (persistent connections) or per-flow (a new connection per flow)")
       ->capture_default_str();
   app.add_option("--pool-limit", f.pool_limit, "connections per destination per thread at most (both policies)")
@@ -141,6 +145,14 @@ ClientOptions to_options(const ClientFlags& f) {
   if (f.port < 1 || f.port > 65535) throw UsageError(fmt::format("--port {}: a port is 1 to 65535", f.port));
   o.port = static_cast<std::uint16_t>(f.port);
   o.threads = f.threads;
+  // Bulk streams flat out: one worker moving several of them is one CPU's
+  // worth (over a veth pair the sender's CPU also does the receiver's packet
+  // work), as iperf2 and iperf3 3.16 give each stream a thread.
+  if (o.threads == 0) {
+    o.threads = f.bulk_streams > 0
+                    ? static_cast<unsigned>(std::clamp<std::size_t>(allowed_cpus().size(), 1, f.bulk_streams))
+                    : 1;
+  }
   o.pool_limit = f.pool_limit;
   o.pool_init = f.pool_init;
   const auto cpus = split_commas(f.cpus);

@@ -21,7 +21,7 @@ struct ClientFlags {
   std::string records = "flows.csv", transport = "tcp";
   std::vector<std::string> map, cpus;
   unsigned port = 7000;  // checked as a port in to_options (CLI11 would only say it cannot convert)
-  unsigned threads = 1;
+  unsigned threads = 0;  // 0: 1 for a schedule, one per --bulk stream up to the CPUs (to_options)
   std::string policy = "pool", direction = "push";
   std::size_t pool_limit = 64, pool_init = 2;
   std::string pool_ahead = "40ms", spin = "100us", wake_latency, congestion_control;

@@ -14,6 +14,7 @@
 #include "analysis/tables_flags.hpp"
 #include "capture/log_flags.hpp"
 #include "collective/collective_flags.hpp"
+#include "core/cpus.hpp"
 #include "experiment/commands.hpp"
 #include "flow/client_flags.hpp"
 #include "flow/server_flags.hpp"
@@ -130,6 +131,25 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   EXPECT_EQ(o.bulk_rate_bps, 100'000'000U);
   EXPECT_EQ(o.device.message_bytes, 4096U);
   EXPECT_EQ(o.device.gid_index, 0);
+}
+
+// --threads 0 (the default): one worker for a schedule; in bulk mode one per
+// stream, up to the CPUs this process may use; a number given is kept.
+TEST(CommandLines, ClientThreadsFollowTheBulkStreamsUpToTheCpus) {
+  const std::size_t cpus = std::max<std::size_t>(1, allowed_cpus().size());
+  ClientFlags f;
+  f.schedule = "web.csv";
+  EXPECT_EQ(to_options(f).threads, 1U);
+  f.schedule.clear();
+  f.bulk_dst = "10.0.0.2";
+  f.duration = "1s";
+  f.bulk_streams = 1;
+  EXPECT_EQ(to_options(f).threads, 1U);
+  f.bulk_streams = 64;
+  EXPECT_EQ(to_options(f).threads, std::min<std::size_t>(64, cpus));
+  f.threads = 3;
+  EXPECT_EQ(to_options(f).threads, 3U);
+  EXPECT_EQ(parse<ClientFlags>({"--bulk", "4"}, on<ClientFlags>).threads, 0U);
 }
 
 // Precision is the default (issue 19); each choice has a word that turns it off.
