@@ -60,8 +60,6 @@ int Poller::wait(const timespec* timeout) {
     if (errno != ENOSYS && errno != EPERM) return 0;  // EINTR: nothing this time
     legacy_ = true;
   }
-#else
-  legacy_ = true;
 #endif
   return wait_legacy(timeout);
 }

@@ -79,16 +79,14 @@ class Poller {
   template <typename BeforeEach>
   int dispatch(const timespec* timeout, BeforeEach before_each);
   int fd() const { return epoll_.get(); }
-  // True once the kernel has refused epoll_pwait2 (before Linux 5.11, or a
-  // seccomp filter that does not know it) and waits go through epoll_wait.
-  bool legacy_waits() const { return legacy_; }
 
  private:
   int wait(const timespec* timeout);
   int wait_legacy(const timespec* timeout);
   Fd epoll_;
-  // The legacy waits' timer: epoll_wait counts whole milliseconds, and a
-  // flow's start needs its deadline to the microsecond.
+  // Set once the kernel refuses epoll_pwait2 (before Linux 5.11, or a seccomp
+  // profile that predates it): waits go through epoll_wait and its timer, as
+  // epoll_wait counts whole milliseconds and a flow's start needs microseconds.
   bool legacy_ = false;
   Fd timer_;
   bool timer_armed_ = false;
