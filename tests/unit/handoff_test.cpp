@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -54,6 +56,48 @@ TEST(Handoff, AStoppedSecondStageReleasesAFirstStageWaitingForABatch) {
   second.join();
   handoff.finish();
   EXPECT_EQ(handoff.take_full(), nullptr);
+}
+
+TEST(Handoff, AStageThatWaitsSleepsUntilHalfTheBatchesAreReady) {
+  Handoff<Numbers> handoff(4);
+  std::vector<Numbers*> filled;
+  for (int i = 0; i < 4; ++i) {
+    filled.push_back(handoff.take_empty());
+    handoff.put_full(filled.back());
+  }
+  std::atomic<bool> got{false};
+  std::thread first([&] {
+    EXPECT_NE(handoff.take_empty(), nullptr);
+    got = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the first stage is waiting
+  ASSERT_EQ(handoff.take_full(), filled[0]);
+  handoff.put_empty(filled[0]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got) << "woken by one batch of four";
+  ASSERT_EQ(handoff.take_full(), filled[1]);
+  handoff.put_empty(filled[1]);
+  first.join();
+  EXPECT_TRUE(got);
+  handoff.finish();
+}
+
+TEST(Handoff, TheEndReleasesASecondStageWaitingForMoreBatchesThanCame) {
+  Handoff<Numbers> handoff(4);
+  std::vector<int> seen;
+  std::thread second([&] {
+    while (Numbers* b = handoff.take_full()) {
+      seen.insert(seen.end(), b->values.begin(), b->values.end());
+      handoff.put_empty(b);
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the second stage is waiting
+  Numbers* b = handoff.take_empty();
+  b->values = {1, 2, 3};
+  handoff.put_full(b);  // one of the two it waits for
+  handoff.finish();
+  second.join();
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
 }
 
 }  // namespace
