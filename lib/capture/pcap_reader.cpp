@@ -9,13 +9,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
-#include "core/cpus.hpp"
 #include "core/error.hpp"
 
 namespace xtk::capture {
@@ -32,7 +28,8 @@ constexpr std::uint32_t kMaxCaplen = 256 * 1024;
 constexpr std::uint32_t kCaplenCeiling = 64 * 1024 * 1024;
 constexpr std::size_t kReadChunk = std::size_t{4} << 20;
 constexpr std::size_t kPrefetchAhead = 4096;
-constexpr std::size_t kPopulateFrom = std::size_t{4} << 20;  // bytes parsed before pages are populated ahead
+constexpr std::size_t kPopulateFrom = std::size_t{4} << 20;   // bytes parsed before pages are populated ahead
+constexpr std::size_t kPopulateAhead = std::size_t{4} << 20;  // and how far ahead
 constexpr std::size_t kCacheLine = 64;
 
 std::uint32_t load32(const std::uint8_t* p, bool swap) {
@@ -47,10 +44,6 @@ class ClassicReader final : public PcapReader {
  public:
   ClassicReader(int fd, std::string path, bool owns_fd) : fd_(fd), owns_fd_(owns_fd) { path_ = std::move(path); }
   ~ClassicReader() override {
-    if (populator_.joinable()) {
-      stop_populating_.store(true, std::memory_order_relaxed);
-      populator_.join();
-    }
     if (mapping_ != nullptr) munmap(mapping_, end_);
     if (owns_fd_ && fd_ >= 0) close(fd_);
   }
@@ -76,7 +69,7 @@ class ClassicReader final : public PcapReader {
     data_ = static_cast<const std::uint8_t*>(mapping);
     end_ = size;
     eof_ = true;
-    populate_ = allowed_cpus().size() > 1;
+    populate_ = true;
   }
 
   enum class Start { ok, damaged, pcapng };
@@ -158,10 +151,7 @@ class ClassicReader final : public PcapReader {
   std::size_t next_batch(Record* records, std::size_t max) override {
     // Once the file is being streamed: a file whose first packet is all that
     // is read (ordering a merge), or a small one, never pays for a thread.
-    if (populate_ && pos_ > kPopulateFrom) {
-      populate_ = false;
-      populator_ = std::thread([this] { populate_ahead(); });
-    }
+    if (populate_ && pos_ > kPopulateFrom && pos_ + kPopulateAhead > populated_) populate_ahead();
     std::size_t n = 0;
     while (n < max && (n == 0 || eof_) && next(records[n])) ++n;
     return n;
@@ -175,30 +165,29 @@ class ClassicReader final : public PcapReader {
     return false;
   }
 
-  // On its own thread: maps the file's pages into this process a few MiB
-  // ahead of the parse (MADV_POPULATE_READ), so the parse takes no page
-  // faults; mapping them costs the kernel as much as the parse itself on a
-  // file in the page cache. Where the kernel cannot, the faults do it.
+  // Maps the file's pages into this process a few MiB ahead of the parse,
+  // 2 MiB per system call (MADV_POPULATE_READ): page by page, the faults
+  // cost the kernel as much as the parse itself on a file in the page cache.
+  // Where the kernel cannot, the faults do it.
   void populate_ahead() {
-    constexpr std::size_t kStep = std::size_t{2} << 20, kAhead = std::size_t{64} << 20;
+    constexpr std::size_t kStep = std::size_t{2} << 20;
+    if (populated_ == 0) populated_ = kPopulateFrom & ~(kStep - 1);
     auto* base = static_cast<std::uint8_t*>(mapping_);
-    for (std::size_t done = kPopulateFrom & ~(kStep - 1);
-         done < end_ && !stop_populating_.load(std::memory_order_relaxed);) {
-      if (done > parsed_.load(std::memory_order_relaxed) + kAhead) {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-        continue;
+    while (populated_ < end_ && populated_ < pos_ + 2 * kPopulateAhead) {
+      const std::size_t length = std::min(kStep, end_ - populated_);
+      if (madvise(base + populated_, length, MADV_POPULATE_READ) != 0) {
+        populate_ = false;
+        return;
       }
-      const std::size_t length = std::min(kStep, end_ - done);
-      if (madvise(base + done, length, MADV_POPULATE_READ) != 0) return;
-      done += length;
+      populated_ += length;
     }
+    if (populated_ >= end_) populate_ = false;
   }
 
   // Starts loading the mapped file a few KiB ahead of the parse: the
   // hardware prefetcher stops at every page, and the records would each
   // wait for memory.
   void prefetch_ahead() {
-    parsed_.store(pos_, std::memory_order_relaxed);
     const std::size_t until = std::min(pos_ + kPrefetchAhead, end_);
     for (; prefetched_ < until; prefetched_ += kCacheLine) __builtin_prefetch(data_ + prefetched_);
   }
@@ -248,10 +237,8 @@ class ClassicReader final : public PcapReader {
   void* mapping_ = nullptr;             // the whole file, when mapped (end_ is its size)
   const std::uint8_t* data_ = nullptr;  // the mapping or buffer_
   std::size_t prefetched_ = 0;          // of the mapping, up to here
-  std::atomic<std::size_t> parsed_{0};  // of the mapping, for the populating thread
-  std::atomic<bool> stop_populating_{false};
-  std::thread populator_;
-  bool populate_ = false;  // a populating thread is to start (mapped, a CPU to spare)
+  std::size_t populated_ = 0;           // of the mapping, pages mapped up to here
+  bool populate_ = false;               // pages are still to be populated ahead (mapped)
   std::size_t pos_ = 0, end_ = 0;
   std::uint64_t offset_ = 0;  // file offset of data_[pos_]
   bool eof_ = false, done_ = false, swap_ = false, nano_ = false, read_error_ = false;
