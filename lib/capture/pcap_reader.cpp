@@ -28,8 +28,11 @@ constexpr std::uint32_t kMaxCaplen = 256 * 1024;
 constexpr std::uint32_t kCaplenCeiling = 64 * 1024 * 1024;
 constexpr std::size_t kReadChunk = std::size_t{4} << 20;
 constexpr std::size_t kPrefetchAhead = 4096;
-constexpr std::size_t kPopulateFrom = std::size_t{4} << 20;   // bytes parsed before pages are populated ahead
-constexpr std::size_t kPopulateAhead = std::size_t{4} << 20;  // and how far ahead
+// Pages are populated once this much is parsed, kPopulateStep per call, to
+// between kPopulateAhead and twice that beyond the parse.
+constexpr std::size_t kPopulateFrom = std::size_t{4} << 20;
+constexpr std::size_t kPopulateStep = std::size_t{2} << 20;
+constexpr std::size_t kPopulateAhead = std::size_t{4} << 20;
 constexpr std::size_t kCacheLine = 64;
 
 std::uint32_t load32(const std::uint8_t* p, bool swap) {
@@ -70,6 +73,7 @@ class ClassicReader final : public PcapReader {
     end_ = size;
     eof_ = true;
     populate_ = true;
+    populated_ = kPopulateFrom;
   }
 
   enum class Start { ok, damaged, pcapng };
@@ -150,7 +154,7 @@ class ClassicReader final : public PcapReader {
   // already: reading more into the buffer would move the earlier ones.
   std::size_t next_batch(Record* records, std::size_t max) override {
     // Once the file is being streamed: a file whose first packet is all that
-    // is read (ordering a merge), or a small one, never pays for a thread.
+    // is read (ordering a merge), or a small one, never pays for populating.
     if (populate_ && pos_ > kPopulateFrom && pos_ + kPopulateAhead > populated_) populate_ahead();
     std::size_t n = 0;
     while (n < max && (n == 0 || eof_) && next(records[n])) ++n;
@@ -170,11 +174,9 @@ class ClassicReader final : public PcapReader {
   // cost the kernel as much as the parse itself on a file in the page cache.
   // Where the kernel cannot, the faults do it.
   void populate_ahead() {
-    constexpr std::size_t kStep = std::size_t{2} << 20;
-    if (populated_ == 0) populated_ = kPopulateFrom & ~(kStep - 1);
     auto* base = static_cast<std::uint8_t*>(mapping_);
     while (populated_ < end_ && populated_ < pos_ + 2 * kPopulateAhead) {
-      const std::size_t length = std::min(kStep, end_ - populated_);
+      const std::size_t length = std::min(kPopulateStep, end_ - populated_);
       if (madvise(base + populated_, length, MADV_POPULATE_READ) != 0) {
         populate_ = false;
         return;
