@@ -72,6 +72,10 @@ namespace {
 // work even at a million flows/s. Waking once per flow of a dense schedule
 // would take CPU from the workers and from the servers beside them.
 constexpr std::int64_t kFeedIntervalNs = 1'000'000;
+// With a worker's ring full (a schedule faster than the machine), the feeder
+// has nothing to add for a while: it sleeps this long instead, since on a VM
+// each of its wake-ups takes the workers' CPUs for a context switch.
+constexpr std::int64_t kFullRingWaitNs = 10'000'000;
 
 // Destinations by name; names resolve once, in the feeder, ahead of their flows.
 class DestinationTable {
@@ -349,13 +353,17 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
         }
       }
       const std::int64_t lookahead = shared.lookahead_ns.load(std::memory_order_relaxed);
+      bool full = false;
       while (have && shared.start_mono_ns + plan.sched_ns <= t + lookahead) {
         if (options.duration_ns > 0 && plan.sched_ns >= options.duration_ns && !plan.stream) {
           cancel(plan, "scheduled after --duration");
         } else {
           // Stamped when first offered: the time a full ring adds is the worker's backlog, not the feeder's.
           if (plan.handed_abs == 0) plan.handed_abs = monotonic_ns();
-          if (!workers[next_worker]->ring().push(plan)) break;  // that worker is full: the next round goes on
+          if (!workers[next_worker]->ring().push(plan)) {
+            full = true;  // that worker is full: the next round goes on
+            break;
+          }
           workers[next_worker]->handed(shared.start_mono_ns + plan.sched_ns);
           next_worker = (next_worker + 1) % workers.size();
           plan.handed_abs = 0;
@@ -378,7 +386,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
       // Sleep until the next flow enters the look-ahead window, from 1 to 5 ms.
       std::int64_t wake = t + 5'000'000;
       if (have) wake = std::min(wake, shared.start_mono_ns + plan.sched_ns - lookahead);
-      wake = std::max(wake, t + kFeedIntervalNs);
+      wake = std::max(wake, t + (full ? kFullRingWaitNs : kFeedIntervalNs));
       const timespec ts = to_timespec(wake);
       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
     }

@@ -132,8 +132,13 @@ void Worker::Impl::release(Connection& c, bool reusable, std::int64_t now) {
     ds.pending.pop_front();
     --pending;
     // The next one was queued up to kMaxPendingFlows flows ago: out of the
-    // cache by the time a connection frees for it, unless fetched now.
-    if (!ds.pending.empty()) __builtin_prefetch(&ds.pending.front());
+    // cache by the time a connection frees for it, unless fetched now (both
+    // of the cache lines it may straddle).
+    if (!ds.pending.empty()) {
+      const auto* next = reinterpret_cast<const char*>(&ds.pending.front());
+      __builtin_prefetch(next);
+      __builtin_prefetch(next + sizeof(PlannedFlow) - 1);
+    }
     launch(c, flow, now);
     return;
   }
