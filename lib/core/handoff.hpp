@@ -59,6 +59,11 @@ class Handoff {
   // Second stage (on an error): the first stage gets no more batches.
   void stop() { raise(stopped_, empty_ready_); }
 
+  // Whether a stage sleeps in take_empty() or take_full() now: what a test
+  // waits for before it checks what wakes it.
+  bool first_stage_waits() const { return is_set(waiting_for_empty_); }
+  bool second_stage_waits() const { return is_set(waiting_for_full_); }
+
  private:
   template <typename Ready>
   static void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, bool& waiting, Ready ready) {
@@ -75,6 +80,10 @@ class Handoff {
     }
     if (wake) ready.notify_one();
   }
+  bool is_set(const bool& flag) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return flag;
+  }
   void raise(bool& flag, std::condition_variable& ready) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -85,7 +94,7 @@ class Handoff {
 
   std::size_t wake_at_;
   std::vector<std::unique_ptr<Batch>> storage_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable empty_ready_, full_ready_;
   std::deque<Batch*> empty_, full_;
   bool finished_ = false, stopped_ = false;

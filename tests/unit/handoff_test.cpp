@@ -15,6 +15,18 @@ struct Numbers {
   std::vector<int> values;
 };
 
+// Until `waits` holds, or 10 s: a thread only just started may not run for a
+// while on a loaded machine, so no fixed sleep can be sure it is waiting yet.
+template <typename Waits>
+bool until(Waits waits) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!waits()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 TEST(Handoff, BatchesArriveInOrderAndComeBackToBeFilledAgain) {
   Handoff<Numbers> handoff(2);  // far fewer batches than rounds: each one is refilled many times
   std::vector<int> seen;
@@ -70,11 +82,12 @@ TEST(Handoff, AStageThatWaitsSleepsUntilHalfTheBatchesAreReady) {
     EXPECT_NE(handoff.take_empty(), nullptr);
     got = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the first stage is waiting
+  EXPECT_TRUE(until([&] { return handoff.first_stage_waits(); }));
   ASSERT_EQ(handoff.take_full(), filled[0]);
   handoff.put_empty(filled[0]);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // time to wake, were it woken
   EXPECT_FALSE(got) << "woken by one batch of four";
+  EXPECT_TRUE(handoff.first_stage_waits());
   ASSERT_EQ(handoff.take_full(), filled[1]);
   handoff.put_empty(filled[1]);
   first.join();
@@ -91,7 +104,7 @@ TEST(Handoff, TheEndReleasesASecondStageWaitingForMoreBatchesThanCame) {
       handoff.put_empty(b);
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the second stage is waiting
+  EXPECT_TRUE(until([&] { return handoff.second_stage_waits(); }));
   Numbers* b = handoff.take_empty();
   b->values = {1, 2, 3};
   handoff.put_full(b);  // one of the two it waits for
