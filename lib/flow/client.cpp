@@ -383,7 +383,8 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
       bool all_done = !have;
       for (const auto& w : workers) all_done = all_done && w->finished();
       if (all_done) break;
-      // Sleep until the next flow enters the look-ahead window, from 1 to 5 ms.
+      // Sleep until the next flow enters the look-ahead window, from 1 to 5 ms;
+      // with a ring full, kFullRingWaitNs.
       std::int64_t wake = t + 5'000'000;
       if (have) wake = std::min(wake, shared.start_mono_ns + plan.sched_ns - lookahead);
       wake = std::max(wake, t + (full ? kFullRingWaitNs : kFeedIntervalNs));
