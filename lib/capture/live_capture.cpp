@@ -60,6 +60,9 @@ std::string host_name() {
   return name;
 }
 
+// The capture file's stdio buffer is flushed at least this often.
+constexpr std::int64_t kFlushEveryNs = 1'000'000'000;
+
 // One interface: its pcap handle, output and counts; run() is its thread.
 class InterfaceCapture {
  public:
@@ -83,11 +86,16 @@ class InterfaceCapture {
   void run(const std::atomic<bool>& stop, std::int64_t start_ns) {
     const int fd = pcap_get_selectable_fd(pcap_);
     std::int64_t next_stats = start_ns + o_.stats_every_ns;
+    std::int64_t next_flush = start_ns + kFlushEveryNs;
     pcap_stat last{};
     while (!stop.load(std::memory_order_relaxed)) {
       pollfd p{fd, POLLIN, 0};
       poll(&p, 1, 50);
       dispatch();
+      if (monotonic_ns() >= next_flush) {
+        flush_file();
+        next_flush = monotonic_ns() + kFlushEveryNs;
+      }
       if (o_.stats_every_ns > 0 && monotonic_ns() >= next_stats) {
         last = print_stats(last, monotonic_ns() - start_ns);
         next_stats += o_.stats_every_ns;
@@ -229,6 +237,14 @@ class InterfaceCapture {
     file_bytes_ = 24;
     file_packets_ = 0;
     ++file_index_;
+  }
+
+  // What the stdio buffer holds goes to the file: a capture killed with
+  // SIGKILL (a job's time limit) loses at most the last second of a slow link.
+  void flush_file() {
+    if (dumper_ != nullptr && pcap_dump_flush(dumper_) != 0) {
+      throw Error(fmt::format("{}: write failed: {}", report_.files.back(), std::strerror(errno)));
+    }
   }
 
   void close_file() {
