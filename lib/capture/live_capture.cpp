@@ -242,17 +242,19 @@ class InterfaceCapture {
   // What the stdio buffer holds goes to the file: a capture killed with
   // SIGKILL (a job's time limit) loses at most the last second of a slow link.
   void flush_file() {
-    if (dumper_ != nullptr && pcap_dump_flush(dumper_) != 0) {
-      throw Error(fmt::format("{}: write failed: {}", report_.files.back(), std::strerror(errno)));
-    }
+    if (dumper_ != nullptr && pcap_dump_flush(dumper_) != 0) throw write_failed(errno);
   }
 
   void close_file() {
-    std::FILE* file = pcap_dump_file(dumper_);
-    const bool failed = std::fflush(file) != 0 || std::ferror(file) != 0;
+    const bool failed = pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_)) != 0;
+    const int error = errno;  // before the close can change it
     pcap_dump_close(dumper_);
     dumper_ = nullptr;
-    if (failed) throw Error(fmt::format("{}: write failed: {}", report_.files.back(), std::strerror(errno)));
+    if (failed) throw write_failed(error);
+  }
+
+  Error write_failed(int error) const {
+    return Error(fmt::format("{}: write failed: {}", report_.files.back(), std::strerror(error)));
   }
 
   static void on_packet(u_char* user, const pcap_pkthdr* header, const u_char* data) {
