@@ -16,6 +16,15 @@ namespace xtk::tcp {
 // Past it the client closes the oldest itself.
 inline constexpr std::size_t kMaxAwaitingClose = 4096;
 
+// What one send() or recv() moves at most.
+inline constexpr std::size_t kChunk = 1 << 18;
+// What one connection moves in one turn of its worker's event loop before the
+// others get theirs. On loopback and veth a send never fills the socket's
+// buffer (it hands the bytes to the receiver itself), so a connection that
+// sent until EAGAIN would hold its worker, and starve the others there, for as
+// long as its flow lasts.
+inline constexpr std::size_t kTurnBytes = kChunk;
+
 std::unique_ptr<ClientTransport> make_client(const ChannelOptions& options, Poller& poller);
 std::unique_ptr<ServerTransport> make_server(const ServerContext& context, Poller& poller);
 

@@ -18,7 +18,6 @@
 namespace xtk::tcp {
 namespace {
 
-constexpr std::size_t kChunk = 1 << 18;
 // Transfer yields to the scheduler this long before the next flow's start:
 // about what one more chunk of copying takes.
 constexpr std::int64_t kYieldNs = 30'000;
@@ -234,6 +233,7 @@ class TcpChannel final : public Channel, public EventSource {
   // Sends what it can; false when the flow ended (the channel may be gone).
   bool write(std::int64_t now) {
     const bool stream = flow_.stream;
+    std::size_t turn = 0;
     while (header_sent_ < kFlowHeaderBytes || payload_left_ > 0 || stream) {
       if (stream && now >= flow_.stop_abs_ns) {
         shutdown(fd_.get(), SHUT_WR);
@@ -267,8 +267,9 @@ class TcpChannel final : public Channel, public EventSource {
       }
       if (header_sent_ == kFlowHeaderBytes && payload_left_ == 0 && !stream) break;  // all sent: no clock read
       now = monotonic_ns();
-      if (now + kYieldNs >= owner_.next_due()) {
-        set_events(EPOLLOUT | EPOLLIN | EPOLLRDHUP);  // level-triggered: resumes after the start
+      turn += static_cast<std::size_t>(n);
+      if (turn >= kTurnBytes || now + kYieldNs >= owner_.next_due()) {
+        set_events(EPOLLOUT | EPOLLIN | EPOLLRDHUP);  // level-triggered: resumes next turn, or after the start
         return true;
       }
     }
@@ -277,6 +278,7 @@ class TcpChannel final : public Channel, public EventSource {
   }
 
   void read(std::int64_t now) {
+    std::size_t turn = 0;
     while (true) {
       ssize_t n = 0;
       if (receive_left_ > 0) {
@@ -304,7 +306,9 @@ class TcpChannel final : public Channel, public EventSource {
           end(true, "", monotonic_ns());
           return;
         }
-        if (monotonic_ns() + kYieldNs >= owner_.next_due()) return;  // level-triggered: resumes after the start
+        turn += static_cast<std::size_t>(n);
+        // Level-triggered: resumes next turn, or after the start.
+        if (turn >= kTurnBytes || monotonic_ns() + kYieldNs >= owner_.next_due()) return;
         continue;
       }
       ack_got_ += static_cast<std::size_t>(n);

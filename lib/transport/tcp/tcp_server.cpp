@@ -18,7 +18,6 @@
 namespace xtk::tcp {
 namespace {
 
-constexpr std::size_t kChunk = 1 << 18;
 // A header read also takes the payload of small flows with it.
 constexpr std::size_t kHeaderRead = 1 << 16;
 
@@ -261,8 +260,10 @@ bool Connection::consume(const char* data, std::size_t length) {
 bool Connection::on_readable() {
   auto& stats = server_.context().stats;
   auto& buffer = server_.buffer();
+  std::size_t turn = 0;
   while (true) {
     if (state_ == State::push_body || state_ == State::push_stream) {
+      if (turn >= kTurnBytes) return true;  // level-triggered: the rest next turn
       const std::size_t want = state_ == State::push_stream ? kChunk : std::min<std::uint64_t>(left_, kChunk);
       // MSG_TRUNC: TCP discards the bytes without copying them out.
       const ssize_t n = recv_now(fd_.get(), buffer.data(), want, MSG_TRUNC);
@@ -276,6 +277,7 @@ bool Connection::on_readable() {
         return false;
       }
       bump(stats.bytes_received, static_cast<std::uint64_t>(n));
+      turn += static_cast<std::size_t>(n);
       if (state_ == State::push_stream) continue;
       left_ -= static_cast<std::uint64_t>(n);
       if (left_ == 0) {
@@ -331,7 +333,9 @@ bool Connection::on_writable() {
   }
   if (state_ == State::pull_body) {
     auto& buffer = server_.buffer();
+    std::size_t turn = 0;
     while (left_ > 0) {
+      if (turn >= kTurnBytes) return true;  // still writing: the rest next turn
       const ssize_t n = send_now(fd_.get(), buffer.data(), std::min<std::uint64_t>(left_, kChunk), MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) return true;
@@ -340,6 +344,7 @@ bool Connection::on_writable() {
       }
       bump(stats.bytes_sent, static_cast<std::uint64_t>(n));
       left_ -= static_cast<std::uint64_t>(n);
+      turn += static_cast<std::size_t>(n);
     }
     bump(stats.pull_flows);
     if (last_) return false;
