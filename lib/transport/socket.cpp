@@ -173,6 +173,11 @@ void set_buffers(int fd, int send_bytes, int receive_bytes) {
   if (receive_bytes > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_bytes, sizeof receive_bytes);
 }
 
+int set_receive_low_water(int fd, std::size_t bytes) {
+  const int v = static_cast<int>(bytes);
+  return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v) == 0 ? 0 : errno;
+}
+
 int socket_error(int fd) {
   int error = 0;
   socklen_t length = sizeof error;

@@ -73,6 +73,9 @@ int set_dscp(int fd, int family, int dscp);
 int set_pacing_bps(int fd, std::uint64_t bps);
 int set_congestion_control(int fd, const std::string& name);
 void set_buffers(int fd, int send_bytes, int receive_bytes);  // 0 = leave the kernel's autotuning
+// SO_RCVLOWAT: readable (and woken) only once `bytes` are queued, or at a FIN
+// or an error. Returns errno, 0 on success.
+int set_receive_low_water(int fd, std::size_t bytes);
 // The socket's pending error (SO_ERROR), e.g. after a non-blocking connect.
 int socket_error(int fd);
 

@@ -975,6 +975,35 @@ TEST(ServerBounds, BadPeersCostOnlyTheirConnection) {
   EXPECT_EQ(c.push_flows, 1u);
 }
 
+// A stream wakes its server only per 256 KiB (its low-water mark). One that
+// trickles less than that past the idle timeout is still traffic: the
+// server counts its bytes and keeps it open, then counts it when it ends.
+TEST(ServerBounds, ASlowStreamBelowItsLowWaterMarkIsNotIdle) {
+  auto options = loopback_server();
+  options.idle_timeout_ns = 300'000'000;
+  Server server(options);
+  server.start();
+  const int fd = connect_loopback(port_of(server));
+  ASSERT_GE(fd, 0);
+  FlowHeader h;
+  h.stream = true;
+  const auto header = encode(h);
+  ASSERT_EQ(send(fd, header.data(), header.size(), 0), static_cast<ssize_t>(header.size()));
+  const std::vector<char> kilobyte(1000);
+  for (int i = 0; i < 10; ++i) {  // 1 s: three idle timeouts
+    ASSERT_EQ(send(fd, kilobyte.data(), kilobyte.size(), MSG_NOSIGNAL), 1000) << "closed after " << i << " KB";
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(server.counters().idle_timeouts, 0u);
+  EXPECT_GE(server.counters().bytes_received, header.size() + 5000) << "the sweep reads what is below the mark";
+  shutdown(fd, SHUT_WR);  // the FIN wakes it whatever is left
+  EXPECT_TRUE(closed_by_peer(fd));
+  ::close(fd);
+  wait_for([&] { return server.counters().streams == 1; });
+  EXPECT_EQ(server.counters().streams, 1u);
+  EXPECT_EQ(server.counters().bytes_received, header.size() + 10'000);
+}
+
 TEST(ServerBounds, ConnectionFloodIsCappedAndServingContinues) {
   auto options = loopback_server();
   options.max_connections = 50;

@@ -31,7 +31,7 @@ class Connection final : public EventSource {
   Connection& operator=(const Connection&) = delete;
   void on_events(std::uint32_t events, std::int64_t now) override;
   // Closed by the sweep: no header within the header timeout, or no traffic within the idle timeout.
-  bool expired(std::int64_t now) const;
+  bool expired(std::int64_t now);
 
  private:
   enum class State { header, push_body, push_stream, ack, pull_body };
@@ -138,7 +138,7 @@ Connection::Connection(TcpServer& server, Fd fd, int family)
 
 Connection::~Connection() { server_.poller().forget(*this); }
 
-bool Connection::expired(std::int64_t now) const {
+bool Connection::expired(std::int64_t now) {
   const auto& settings = server_.context().settings;
   auto& stats = server_.context().stats;
   const std::int64_t quiet = now - last_activity_ns_;
@@ -147,6 +147,15 @@ bool Connection::expired(std::int64_t now) const {
     return true;
   }
   if (quiet > settings.idle_timeout_ns) {
+    // A stream's bytes below its low-water mark wake nothing: read here, they are traffic.
+    if (state_ == State::push_stream) {
+      const ssize_t n = recv_now(fd_.get(), server_.buffer().data(), kChunk, MSG_TRUNC);
+      if (n > 0) {
+        bump(stats.bytes_received, static_cast<std::uint64_t>(n));
+        last_activity_ns_ = now;
+        return false;
+      }
+    }
     bump(stats.idle_timeouts);
     return true;
   }
@@ -206,7 +215,11 @@ bool Connection::begin_flow() {
   last_ = header->last;
   mark(*header);
   if (header->stream) {
+    auto& stats = server_.context().stats;
     state_ = State::push_stream;
+    // Woken per turn's worth of bytes, not per packet: a stream ends with the
+    // client's FIN, which wakes it whatever is left below the mark.
+    if (set_receive_low_water(fd_.get(), kTurnBytes) != 0) bump(stats.option_failures);
     return true;
   }
   left_ = header->size_bytes;
