@@ -86,9 +86,10 @@ std::map<std::string, std::uint64_t> statuses(const std::string& path, std::uint
   return out;
 }
 
-ServerOptions loopback_server() {
+ServerOptions loopback_server(unsigned threads = 1) {
   ServerOptions o;
   o.listen = {"127.0.0.1:0"};
+  o.threads = threads;
   return o;
 }
 
@@ -184,9 +185,7 @@ TEST(Loopback, PushAndPullEveryFlowEndsOk) {
 // shared port): every flow has one record and the server counted each once.
 TEST(Loopback, FourThreadsEachEndAccountForEveryFlow) {
   TempDir dir;
-  auto server_options = loopback_server();
-  server_options.threads = 4;
-  Server server(server_options);
+  Server server(loopback_server(4));
   server.start();
   const auto flows = write_schedule_file(dir.file("s.csv"), 200e6, 500'000'000);
   for (auto direction : {Direction::push, Direction::pull}) {
@@ -590,9 +589,7 @@ std::vector<FlowRecord> records_in(const std::string& path) {
 // itself: the other moved 0.6 to 80 % of its bytes (six runs before the fix).
 TEST(Loopback, StreamsOnOneWorkerShareIt) {
   TempDir dir;
-  auto server_options = loopback_server();
-  server_options.threads = 1;
-  Server server(server_options);
+  Server server(loopback_server(1));
   server.start();
   ClientOptions o;
   o.records = dir.file("r.csv");
@@ -614,9 +611,7 @@ TEST(Loopback, StreamsOnOneWorkerShareIt) {
 // the second's time).
 TEST(Loopback, PullsFromOneServerThreadEndTogether) {
   TempDir dir;
-  auto server_options = loopback_server();
-  server_options.threads = 1;
-  Server server(server_options);
+  Server server(loopback_server(1));
   server.start();
   {
     std::ofstream out(dir.file("pulls.csv"));
