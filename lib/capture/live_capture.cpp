@@ -92,12 +92,13 @@ class InterfaceCapture {
       pollfd p{fd, POLLIN, 0};
       poll(&p, 1, 50);
       dispatch();
-      if (monotonic_ns() >= next_flush) {
+      const std::int64_t now = monotonic_ns();
+      if (now >= next_flush) {
         flush_file();
-        next_flush = monotonic_ns() + kFlushEveryNs;
+        next_flush = now + kFlushEveryNs;
       }
-      if (o_.stats_every_ns > 0 && monotonic_ns() >= next_stats) {
-        last = print_stats(last, monotonic_ns() - start_ns);
+      if (o_.stats_every_ns > 0 && now >= next_stats) {
+        last = print_stats(last, now - start_ns);
         next_stats += o_.stats_every_ns;
       }
     }

@@ -33,6 +33,7 @@
 #include "flow/client.hpp"
 #include "flow/client_worker.hpp"
 #include "flow/server.hpp"
+#include "formats/csv_file.hpp"
 #include "formats/flow_records.hpp"
 #include "transport/socket.hpp"
 #include "transport/tcp/tcp.hpp"
@@ -69,20 +70,19 @@ std::uint64_t write_schedule_file(const std::string& path, double load_bps, std:
   return write_schedule(c, path).flows;
 }
 
+// The records in `path`, read with the format's one reader.
+std::vector<FlowRecord> records_in(const std::string& path) {
+  std::vector<FlowRecord> out;
+  read_flow_records(read_text_file(path, "flow records"), path, [&](const FlowRecord& r) { out.push_back(r); });
+  return out;
+}
+
 // Flow statuses in a records file, and the number of records.
 std::map<std::string, std::uint64_t> statuses(const std::string& path, std::uint64_t* total = nullptr) {
   std::map<std::string, std::uint64_t> out;
-  std::ifstream in(path);
-  std::uint64_t n = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#' || line.rfind("flow_id,", 0) == 0) continue;
-    ++n;
-    // status is the 9th field; error (the 10th) may be quoted and hold commas.
-    std::size_t pos = 0;
-    for (int i = 0; i < 8; ++i) pos = line.find(',', pos) + 1;
-    out[line.substr(pos, line.find(',', pos) - pos)]++;
-  }
-  if (total) *total = n;
+  const auto records = records_in(path);
+  for (const auto& r : records) out[std::string(status_name(r.status))]++;
+  if (total) *total = records.size();
   return out;
 }
 
@@ -573,15 +573,6 @@ TEST(Loopback, BulkStreamsRunForTheDuration) {
   // No start times to keep: no SCHED_FIFO (it would take the CPU from the streams' own packets).
   EXPECT_EQ(result.timing["realtime"], false);
   EXPECT_TRUE(result.timing["cpu_wake_latency_ns"].is_null());
-}
-
-// The records in `path`, read with the one reader of the format.
-std::vector<FlowRecord> records_in(const std::string& path) {
-  std::ifstream in(path);
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<FlowRecord> out;
-  read_flow_records(content, path, [&](const FlowRecord& r) { out.push_back(r); });
-  return out;
 }
 
 // Two streams on one worker take turns. On loopback a send never fills its
