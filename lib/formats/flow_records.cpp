@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -45,25 +46,31 @@ namespace {
 constexpr std::string_view kColumns =
     "flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error";
 
-// Appends an integer in decimal. A record is written per flow: this avoids
-// parsing a format string and growing the text through an iterator.
+// A row's numbers are written in place into a buffer on the stack, then
+// appended at once: a record is written per flow, and character-by-character
+// appends to the text cost about as much as the rest of the feeder's work per flow.
 template <typename Integer>
-void append_int(std::string& out, Integer value) {
-  const fmt::format_int text(value);
-  out.append(text.data(), text.size());
+char* put_int(char* at, Integer value) {
+  return std::to_chars(at, at + 20, value).ptr;  // 20: the longest 64-bit integer, sign included
 }
 
-// Appends ns as microseconds with three decimals ("-1.250"): what {:.3f} of
+// Puts ns as microseconds with three decimals ("-1.250"): what {:.3f} of
 // ns / 1e3 prints, without floating point.
-void append_us(std::string& out, std::int64_t ns) {
+char* put_us(char* at, std::int64_t ns) {
   const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  if (ns < 0) out += '-';
-  append_int(out, magnitude / 1000);
+  if (ns < 0) *at++ = '-';
+  at = put_int(at, magnitude / 1000);
   const auto thousandths = static_cast<unsigned>(magnitude % 1000);
-  const char digits[4] = {'.', static_cast<char>('0' + thousandths / 100),
-                          static_cast<char>('0' + thousandths / 10 % 10), static_cast<char>('0' + thousandths % 10)};
-  out.append(digits, sizeof digits);
+  *at++ = '.';
+  *at++ = static_cast<char>('0' + thousandths / 100);
+  *at++ = static_cast<char>('0' + thousandths / 10 % 10);
+  *at++ = static_cast<char>('0' + thousandths % 10);
+  return at;
 }
+
+// The numbers of a row from flow_id's comma on: four integers and two
+// microsecond values of at most 23 characters each, with their commas.
+constexpr std::size_t kRowNumbersMax = 4 * 21 + 2 * 24 + 1;
 }  // namespace
 
 RecordWriter::RecordWriter(const std::string& path) : path_(path == "-" ? "<stdout>" : path) {
@@ -94,20 +101,24 @@ RecordWriter::~RecordWriter() {
 
 void RecordWriter::write(const FlowRecord& r) {
   if (format_ == Format::csv) {
-    append_int(buffer_, r.flow_id);
-    buffer_ += ',';
+    char numbers[kRowNumbersMax];
+    char* at = put_int(numbers, r.flow_id);
+    *at++ = ',';
+    buffer_.append(numbers, at);
     append_csv_field(buffer_, r.dst);
-    buffer_ += ',';
-    append_int(buffer_, r.size_bytes);
-    for (const std::int64_t ns : {r.sched_start_ns, r.start_ns, r.end_ns}) {
-      buffer_ += ',';
-      append_int(buffer_, ns);
+    at = numbers;
+    *at++ = ',';
+    at = put_int(at, r.size_bytes);
+    for (const std::int64_t value : {r.sched_start_ns, r.start_ns, r.end_ns}) {
+      *at++ = ',';
+      at = put_int(at, value);
     }
-    buffer_ += ',';
-    append_us(buffer_, r.status == FlowStatus::ok ? r.end_ns - r.start_ns : 0);
-    buffer_ += ',';
-    append_us(buffer_, r.start_ns >= 0 ? r.start_ns - r.sched_start_ns : 0);
-    buffer_ += ',';
+    *at++ = ',';
+    at = put_us(at, r.status == FlowStatus::ok ? r.end_ns - r.start_ns : 0);
+    *at++ = ',';
+    at = put_us(at, r.start_ns >= 0 ? r.start_ns - r.sched_start_ns : 0);
+    *at++ = ',';
+    buffer_.append(numbers, at);
     buffer_ += status_name(r.status);
     buffer_ += ',';
     append_csv_field(buffer_, r.error);

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -51,6 +52,37 @@ TEST(Records, CsvWithQuotingAndNeverStartedFlows) {
             "2,10.0.0.2,10,7000,-1,-1,0.000,0.000,failed,"
             "\"connect to 10.0.0.2:7000: Connection refused, \"\"twice\"\"\"\n"
             "3,h1,5,10000,8750,1000008757,1000000.007,-1.250,ok,\n");
+  std::filesystem::remove(path);
+}
+
+// Each number at its widest: the writer formats a row's numbers in a fixed buffer.
+TEST(Records, CsvAtTheLimitsOfItsNumbers) {
+  const auto path = (std::filesystem::temp_directory_path() / "xtk_records_limits_test.csv").string();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  {
+    RecordWriter w(path);
+    FlowRecord r =
+        ok_flow(std::numeric_limits<std::uint64_t>::max(), std::numeric_limits<std::uint64_t>::max(), -kMax, kMax, 0);
+    r.end_ns = kMax;
+    w.write(r);
+    FlowRecord never;
+    never.flow_id = 1;
+    never.dst = "h1";
+    never.size_bytes = 1;
+    never.sched_start_ns = std::numeric_limits<std::int64_t>::min();
+    never.status = FlowStatus::cancelled;
+    w.write(never);
+    FlowRecord early = ok_flow(2, 1, kMax, -kMax, 0);
+    w.write(early);
+    w.close();
+  }
+  EXPECT_EQ(slurp(path),
+            "# xtk-flow-records\n# format_version=1\n"
+            "flow_id,dst,size_bytes,sched_start_ns,start_ns,end_ns,fct_us,lateness_us,status,error\n"
+            "18446744073709551615,h1,18446744073709551615,-9223372036854775807,0,9223372036854775807,"
+            "9223372036854775.807,9223372036854775.807,ok,\n"
+            "1,h1,1,-9223372036854775808,-1,-1,0.000,0.000,cancelled,\n"
+            "2,h1,1,9223372036854775807,0,0,0.000,-9223372036854775.807,ok,\n");
   std::filesystem::remove(path);
 }
 
