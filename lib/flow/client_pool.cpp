@@ -107,7 +107,10 @@ void Worker::Impl::connect_failed(std::uint32_t dst, const std::string& reason, 
 // Opens what the pending flows of `dst` need, within the limit and the backoff.
 void Worker::Impl::feed_connections(std::uint32_t dst, std::int64_t now) {
   DestinationState& ds = dst_state(dst);
-  if (now < ds.next_connect_abs || shared.stopping.load(std::memory_order_relaxed)) return;
+  // A full pool opens nothing: a schedule faster than the machine queues every flow, and each calls here.
+  if (ds.open >= opt.pool_limit || now < ds.next_connect_abs || shared.stopping.load(std::memory_order_relaxed)) {
+    return;
+  }
   if (opt.policy == ConnectionPolicy::per_flow) {
     while (!ds.pending.empty() && ds.open < opt.pool_limit) {
       const ActiveFlow flow{ds.pending.front(), now};  // the handshake counts in the FCT

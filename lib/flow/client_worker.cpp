@@ -221,8 +221,6 @@ bool Worker::Impl::begin(const PlannedFlow& handed, std::int64_t now) {
   ds.pending.push_back(plan);
   ++pending;
   if (opt.policy == ConnectionPolicy::pool) ++connection_waits;
-  // A full pool opens nothing (a schedule faster than the machine queues every flow here).
-  if (ds.open >= opt.pool_limit) return false;
   // A connect made changes how many are open; one that failed at once, the backoff.
   const std::size_t open = ds.open;
   const std::int64_t next_connect = ds.next_connect_abs;
