@@ -17,12 +17,15 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "flow/client_worker.hpp"
+#include "flow/late_starts.hpp"
 #include "workload/mix.hpp"
 #include "workload/schedule.hpp"
 
 namespace xtk {
 
 using client_detail::Destination;
+using client_detail::FinishedFlow;
+using client_detail::FinishedFlows;
 using client_detail::kMaxPoolAheadNs;
 using client_detail::PlannedFlow;
 using client_detail::Shared;
@@ -305,15 +308,34 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
   for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
   for (auto& w : workers) w->start(warm);
 
-  std::vector<FlowRecord> drained;
+  FinishedFlows drained;
+  LateStarts late_starts;
+  FlowRecord record;  // one for all: its strings keep their room
   const auto drain = [&] {
     {
       std::lock_guard<std::mutex> lock(shared.records_mutex);
-      drained.swap(shared.records);
+      drained.take(shared.finished);
     }
-    for (const auto& r : drained) {
-      writer.write(r);
-      result.summary.add(r);
+    for (const FinishedFlow& f : drained.flows) {
+      const PlannedFlow& planned = f.plan;
+      if (f.start_abs > 0) {
+        late_starts.add({shared.start_mono_ns + planned.sched_ns, planned.handed_abs, planned.taken_abs,
+                         planned.asleep_ns, f.start_abs});
+      }
+      record.flow_id = planned.id;
+      record.dst = shared.destinations[planned.dst].name;
+      record.size_bytes = f.size_bytes;
+      record.sched_start_ns = planned.sched_ns;
+      record.start_ns = f.start_abs > 0 ? f.start_abs - shared.start_mono_ns : -1;
+      record.end_ns = f.end_abs > 0 ? f.end_abs - shared.start_mono_ns : -1;
+      record.status = f.status;
+      if (f.error != 0) {
+        record.error = std::move(drained.errors[f.error - 1]);
+      } else {
+        record.error.clear();
+      }
+      writer.write(record);
+      result.summary.add(record);
     }
     drained.clear();
   };
@@ -406,7 +428,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
     result.summary.set_pool_ahead(shared.widest_pool_ahead_ns, shared.widest_pool_ahead_ns >= kMaxPoolAheadNs &&
                                                                    options.pool_ahead_ns < kMaxPoolAheadNs);
   }
-  result.summary.set_late_starts(shared.late_starts);
+  result.summary.set_late_starts(late_starts);
   writer.close();
   result.records = writer.written();
   for (auto& w : workers) {

@@ -17,6 +17,8 @@ constexpr std::int64_t kOpenCostNs = 30'000;
 
 }  // namespace
 
+void Worker::Impl::add_destinations(std::uint32_t up_to) { dsts.resize(up_to + 1); }
+
 void Worker::Impl::close_connection(Connection& c) {
   DestinationState& ds = dst_state(c.dst);
   --ds.open;

@@ -1,6 +1,6 @@
 // The worker's event loop (wait for I/O or the next start, start every flow
 // that is due, sweep for timeouts), each flow's start on a connection's
-// channel, and its record when the channel reports its end.
+// channel, and its end, for the feeder to record, when the channel reports it.
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <unordered_map>
 
 #include "core/clock.hpp"
@@ -55,40 +54,47 @@ void Doorbell::on_events(std::uint32_t /*events*/, std::int64_t /*now*/) {
   [[maybe_unused]] const ssize_t n = read(fd_.get(), &rings, sizeof rings);
 }
 
-bool Shared::publish(std::vector<FlowRecord>& batch, bool wait) {
-  if (batch.empty()) return true;
+void FinishedFlows::add(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status,
+                        std::string error, std::uint64_t size_bytes) {
+  FinishedFlow& f = flows.emplace_back();
+  f.plan = plan;
+  f.start_abs = start_abs;
+  f.end_abs = end_abs;
+  f.size_bytes = size_bytes;
+  f.status = status;
+  if (!error.empty()) {
+    errors.push_back(std::move(error));
+    f.error = static_cast<std::uint32_t>(errors.size());
+  }
+}
+
+void FinishedFlows::take(FinishedFlows& other) {
+  // Usually the feeder has drained the last batch: the vectors trade places,
+  // and nothing is copied (a worker flat out publishes a thousand every few ms).
+  if (flows.empty()) {
+    flows.swap(other.flows);
+    errors.swap(other.errors);
+  } else {
+    const auto base = static_cast<std::uint32_t>(errors.size());
+    for (FinishedFlow& f : other.flows) {
+      if (f.error != 0) f.error += base;
+      flows.push_back(f);
+    }
+    for (auto& e : other.errors) errors.push_back(std::move(e));
+  }
+  other.clear();
+}
+
+bool Shared::publish(FinishedFlows& batch, bool wait) {
+  if (batch.flows.empty()) return true;
   std::unique_lock<std::mutex> lock(records_mutex, std::defer_lock);
   if (wait) {
     lock.lock();
   } else if (!lock.try_lock()) {
     return false;
   }
-  // Usually the feeder has drained the last batch: the vectors trade places,
-  // and no record is moved (a worker flat out publishes a thousand every few ms).
-  if (records.empty()) {
-    records.swap(batch);
-  } else {
-    for (auto& r : batch) records.push_back(std::move(r));
-  }
-  batch.clear();
+  finished.take(batch);
   return true;
-}
-
-void Worker::Impl::record(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status,
-                          std::string error, std::uint64_t size) {
-  if (start_abs > 0) {
-    late_starts.add({shared.start_mono_ns + plan.sched_ns, plan.handed_abs, plan.taken_abs, plan.asleep_ns, start_abs});
-  }
-  FlowRecord r;
-  r.flow_id = plan.id;
-  r.dst = shared.destinations[plan.dst].name;
-  r.size_bytes = size;
-  r.sched_start_ns = plan.sched_ns;
-  r.start_ns = start_abs > 0 ? relative(start_abs) : -1;
-  r.end_ns = end_abs > 0 ? relative(end_abs) : -1;
-  r.status = status;
-  r.error = std::move(error);
-  batch.push_back(std::move(r));
 }
 
 void Worker::Impl::launch(Connection& c, ActiveFlow flow, std::int64_t now) {
@@ -150,7 +156,7 @@ void Worker::Impl::finish(Connection& c, FlowStatus status, std::string error, s
                           std::int64_t now) {
   const ActiveFlow& f = *c.flow;
   const std::uint64_t size = f.plan.stream ? stream_bytes : f.plan.size_bytes;
-  record(f.plan, f.start_abs, status == FlowStatus::ok ? now : 0, status, std::move(error), size);
+  batch.add(f.plan, f.start_abs, status == FlowStatus::ok ? now : 0, status, std::move(error), size);
   release(c, status == FlowStatus::ok && !f.plan.stream, now);
 }
 
@@ -248,11 +254,11 @@ void Worker::Impl::sweep(std::int64_t now) {
       const PlannedFlow& plan = ds.pending.front();
       const std::int64_t waited = now - (shared.start_mono_ns + plan.sched_ns);
       if (!ds.last_error.empty() && waited > opt.retry_ns) {
-        record(plan, 0, 0, FlowStatus::failed,
-               fmt::format("{} (retried for {:.1f} s)", ds.last_error, static_cast<double>(waited) / 1e9),
-               plan.size_bytes);
+        batch.add(plan, 0, 0, FlowStatus::failed,
+                  fmt::format("{} (retried for {:.1f} s)", ds.last_error, static_cast<double>(waited) / 1e9),
+                  plan.size_bytes);
       } else if (waited > opt.flow_timeout_ns) {
-        record(plan, 0, 0, FlowStatus::timeout, "no free connection in time (raise --pool-limit)", plan.size_bytes);
+        batch.add(plan, 0, 0, FlowStatus::timeout, "no free connection in time (raise --pool-limit)", plan.size_bytes);
       } else {
         break;
       }
@@ -265,13 +271,13 @@ void Worker::Impl::sweep(std::int64_t now) {
 
 void Worker::Impl::cancel_all(bool in_flight) {
   while (const PlannedFlow* plan = self.ring_.front()) {
-    record(*plan, 0, 0, FlowStatus::cancelled, "interrupted before start", plan->size_bytes);
+    batch.add(*plan, 0, 0, FlowStatus::cancelled, "interrupted before start", plan->size_bytes);
     pop_front();
   }
   for (auto& ds : dsts) {
-    for (const auto& plan : ds.pending) {
-      record(plan, 0, 0, FlowStatus::cancelled, "interrupted before start", plan.size_bytes);
-    }
+    ds.pending.for_each([&](const PlannedFlow& plan) {
+      batch.add(plan, 0, 0, FlowStatus::cancelled, "interrupted before start", plan.size_bytes);
+    });
     pending -= ds.pending.size();
     ds.pending.clear();
   }
@@ -282,8 +288,8 @@ void Worker::Impl::cancel_all(bool in_flight) {
   }
   for (Connection* c : busy) {
     const ActiveFlow& f = *c->flow;
-    record(f.plan, c->state == Connection::State::busy ? f.start_abs : 0, 0, FlowStatus::cancelled,
-           "interrupted in flight", f.plan.stream ? 0 : f.plan.size_bytes);
+    batch.add(f.plan, c->state == Connection::State::busy ? f.start_abs : 0, 0, FlowStatus::cancelled,
+              "interrupted in flight", f.plan.stream ? 0 : f.plan.size_bytes);
     close_connection(*c);
   }
 }
@@ -401,7 +407,7 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
     }
     // Never waits for the writer: a SCHED_FIFO worker blocked on a lock held
     // by a preempted normal thread would start its next flows late.
-    if ((now - last_publish >= kPublishNs || batch.size() >= 1024) && shared.publish(batch, false)) {
+    if ((now - last_publish >= kPublishNs || batch.flows.size() >= 1024) && shared.publish(batch, false)) {
       last_publish = now;
     }
     const bool fed = shared.feeding_done.load(std::memory_order_acquire);
@@ -478,7 +484,6 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
   shared.connection_waits += connection_waits;
   {
     std::lock_guard<std::mutex> lock(shared.records_mutex);
-    shared.late_starts.merge(late_starts);
     shared.widest_pool_ahead_ns = std::max({shared.widest_pool_ahead_ns, widest_ahead_ns, opt.pool_ahead_ns});
   }
   for (const auto& [option, failure] : option_failures) {

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "flow/client.hpp"
-#include "flow/late_starts.hpp"
 #include "flow/spsc_ring.hpp"
 #include "formats/flow_records.hpp"
 #include "transport/socket.hpp"
@@ -62,6 +61,31 @@ struct PlannedFlow {
   std::int64_t handed_abs = 0, taken_abs = 0, asleep_ns = 0;
 };
 
+// A flow's end as its worker reports it: no strings, since a worker ends one
+// flow every few microseconds with small flows flat out, and it is the
+// client's busiest thread. The feeder makes the record, and counts the start's
+// lateness, on its own time.
+struct FinishedFlow {
+  PlannedFlow plan;
+  std::int64_t start_abs = 0, end_abs = 0;  // 0: not started, not ended
+  std::uint64_t size_bytes = 0;             // a stream's: the bytes it sent
+  FlowStatus status = FlowStatus::ok;
+  std::uint32_t error = 0;  // 1 + its index in FinishedFlows::errors; 0: none
+};
+
+struct FinishedFlows {
+  std::vector<FinishedFlow> flows;
+  std::vector<std::string> errors;  // what failed flows said
+  void add(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status, std::string error,
+           std::uint64_t size_bytes);
+  // Moves `other`'s flows to the end of these (error indices follow), and clears it.
+  void take(FinishedFlows& other);
+  void clear() {
+    flows.clear();
+    errors.clear();
+  }
+};
+
 struct Shared {
   const ClientOptions& options;
   const Timing* timing = nullptr;  // set before the workers start
@@ -74,16 +98,15 @@ struct Shared {
   std::atomic<std::uint64_t> connection_waits{0};              // pool: flows that found no idle connection
   std::atomic<std::int64_t> lookahead_ns{kFeederLookaheadNs};  // raised by a worker's pool look-ahead
   std::mutex records_mutex;
-  std::vector<FlowRecord> records;        // finished, not yet written
-  LateStarts late_starts;                 // every worker's, merged at its end (under records_mutex)
-  std::int64_t widest_pool_ahead_ns = 0;  // the widest any worker's pool looked ahead (likewise)
+  FinishedFlows finished;                 // not yet written
+  std::int64_t widest_pool_ahead_ns = 0;  // the widest any worker's pool looked ahead (under records_mutex)
   explicit Shared(const ClientOptions& o)
       : options(o), lookahead_ns(std::max(kFeederLookaheadNs, o.pool_ahead_ns + kFeederMarginNs)) {
     destinations.reserve(kMaxDestinations);
     congestion_controls.reserve(kMaxCongestionControls);
   }
-  // Moves `batch` to `records`; without `wait`, only if the lock is free (false if not).
-  bool publish(std::vector<FlowRecord>& batch, bool wait);
+  // Moves `batch` to `finished`; without `wait`, only if the lock is free (false if not).
+  bool publish(FinishedFlows& batch, bool wait);
 };
 
 struct Connection;

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "flow/client_worker.hpp"
+#include "flow/growing_ring.hpp"
 #include "transport/transport.hpp"
 
 namespace xtk::client_detail {
@@ -80,7 +80,7 @@ struct DestinationState {
   std::vector<Connection*> connecting;  // handshakes in progress, oldest first
   std::size_t upcoming = 0;             // flows due within --pool-ahead, not started yet
   bool short_listed = false;            // in Impl::short_of
-  std::deque<PlannedFlow> pending;      // due, waiting for a connection
+  GrowingRing<PlannedFlow> pending;     // due, waiting for a connection
   std::int64_t next_connect_abs = 0, backoff_ns = 0, failing_since = 0;
   std::string last_error;
 };
@@ -94,7 +94,7 @@ struct Worker::Impl {
   std::unique_ptr<ClientTransport> transport;
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections;
   std::vector<DestinationState> dsts;
-  std::vector<FlowRecord> batch;
+  FinishedFlows batch;
   std::vector<std::string> warnings;
   struct OptionFailure {
     std::uint64_t flows = 0;
@@ -109,10 +109,9 @@ struct Worker::Impl {
   std::int64_t last_sleep = 0;              // when the worker last slept (blocked in a wait)
   std::int64_t wait_from = 0, wait_to = 0;  // its last wait on the poller: entered, returned
   bool backlog_full = false;                // due flows left on the ring: kMaxPendingFlows wait for connections
-  LateStarts late_starts;
-  bool fifo = false;                 // at SCHED_FIFO now (it gives it up while busy)
-  std::int64_t handshake_ns = 0;     // what recent slow handshakes took (client_pool.cpp, handshake_took)
-  std::int64_t widest_ahead_ns = 0;  // the widest pool_ahead_ns() reached (for the summary)
+  bool fifo = false;                        // at SCHED_FIFO now (it gives it up while busy)
+  std::int64_t handshake_ns = 0;            // what recent slow handshakes took (client_pool.cpp, handshake_took)
+  std::int64_t widest_ahead_ns = 0;         // the widest pool_ahead_ns() reached (for the summary)
 
   Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {
     ChannelOptions channel;
@@ -124,10 +123,13 @@ struct Worker::Impl {
     transport = make_client_transport(opt.transport, channel, poller);
   }
 
+  // Several calls a flow: the growth, once per destination, stays out of line.
   DestinationState& dst_state(std::uint32_t dst) {
-    if (dst >= dsts.size()) dsts.resize(dst + 1);
+    if (dst >= dsts.size()) [[unlikely]]
+      add_destinations(dst);
     return dsts[dst];
   }
+  void add_destinations(std::uint32_t up_to);
 
   std::int64_t relative(std::int64_t abs) const { return abs - shared.start_mono_ns; }
 
@@ -158,8 +160,6 @@ struct Worker::Impl {
   bool saturated(std::uint32_t dst);
 
   // Flows and the event loop (client_worker.cpp).
-  void record(const PlannedFlow& plan, std::int64_t start_abs, std::int64_t end_abs, FlowStatus status,
-              std::string error, std::uint64_t size);
   void launch(Connection& c, ActiveFlow flow, std::int64_t now);
   void release(Connection& c, bool reusable, std::int64_t now);
   void finish(Connection& c, FlowStatus status, std::string error, std::uint64_t stream_bytes, std::int64_t now);

@@ -33,14 +33,6 @@ void LateStarts::add(const StartTimes& t) {
   }
 }
 
-void LateStarts::merge(const LateStarts& other) {
-  for (std::size_t i = 0; i < flows_.size(); ++i) flows_[i] += other.flows_[i];
-  if (other.max_ns_ > max_ns_) {
-    max_ns_ = other.max_ns_;
-    max_cause_ = other.max_cause_;
-  }
-}
-
 std::uint64_t LateStarts::total() const {
   std::uint64_t sum = 0;
   for (const auto n : flows_) sum += n;

@@ -44,7 +44,6 @@ struct LatenessParts {
 class LateStarts {
  public:
   void add(const StartTimes& t);
-  void merge(const LateStarts& other);
   std::uint64_t flows(LateCause cause) const { return flows_[static_cast<std::size_t>(cause)]; }
   std::uint64_t total() const;
   std::int64_t max_ns() const { return max_ns_; }

@@ -105,7 +105,7 @@ void RecordWriter::write(const FlowRecord& r) {
     char numbers[kRowNumbersMax];
     char* at = put_int(numbers, r.flow_id);
     *at++ = ',';
-    buffer_.append(numbers, at);
+    buffer_.append(numbers, static_cast<std::size_t>(at - numbers));
     append_csv_field(buffer_, r.dst);
     at = numbers;
     *at++ = ',';
@@ -119,7 +119,7 @@ void RecordWriter::write(const FlowRecord& r) {
     *at++ = ',';
     at = put_us(at, r.start_ns >= 0 ? r.start_ns - r.sched_start_ns : 0);
     *at++ = ',';
-    buffer_.append(numbers, at);
+    buffer_.append(numbers, static_cast<std::size_t>(at - numbers));
     buffer_ += status_name(r.status);
     buffer_ += ',';
     append_csv_field(buffer_, r.error);

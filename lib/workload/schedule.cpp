@@ -145,10 +145,8 @@ void ScheduleWriter::close() {
 
 ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {
   bool magic = false, versioned = false;
-  while (std::getline(in_, text_)) {
-    ++line_;
-    if (!text_.empty() && text_.back() == '\r') text_.pop_back();
-    std::string_view line(text_);
+  std::string_view line;
+  while (read_line(line)) {
     if (line_ == 1) {
       if (without_byte_order_mark(line) != kMagic)
         fail(fmt::format("not an xtk schedule: the first line must be '{}'", kMagic));
@@ -229,14 +227,41 @@ std::unique_ptr<ScheduleReader> ScheduleReader::open(const std::string& path) {
 
 void ScheduleReader::fail(std::string_view what) const { throw InputError(source_, line_, what); }
 
+bool ScheduleReader::read_line(std::string_view& line) {
+  while (true) {
+    const char* from = block_.data() + begin_;
+    const std::size_t held = end_ - begin_;
+    if (const auto* newline = static_cast<const char*>(std::memchr(from, '\n', held))) {
+      line = std::string_view(from, static_cast<std::size_t>(newline - from));
+      begin_ += line.size() + 1;
+      break;
+    }
+    if (ended_) {
+      if (held == 0) return false;
+      line = std::string_view(from, held);  // the last line, without its newline
+      begin_ = end_;
+      break;
+    }
+    // The partial line to the front, and more after it (the block doubles for a line longer than it).
+    std::memmove(block_.data(), from, held);
+    begin_ = 0;
+    end_ = held;
+    if (end_ == block_.size()) block_.resize(2 * block_.size());
+    in_.read(block_.data() + end_, static_cast<std::streamsize>(block_.size() - end_));
+    end_ += static_cast<std::size_t>(in_.gcount());
+    ended_ = !in_;  // short of the block: the end of the stream, or an error (bad())
+  }
+  ++line_;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return true;
+}
+
 bool ScheduleReader::next(Flow& flow) {
-  while (std::getline(in_, text_)) {
-    ++line_;
-    if (!text_.empty() && text_.back() == '\r') text_.pop_back();
-    if (text_.empty() || text_.front() == '#') continue;
+  std::string_view line;
+  while (read_line(line)) {
+    if (line.empty() || line.front() == '#') continue;
     std::string_view fields[8];
     std::size_t count = 0;
-    std::string_view line(text_);
     while (true) {
       const auto comma = line.find(',');
       if (count == columns_) fail(fmt::format("more than {} fields", columns_));
@@ -261,8 +286,15 @@ bool ScheduleReader::next(Flow& flow) {
                        last_start_));
     }
     last_start_ = flow.start_ns;
-    if (!valid_token(fields[2])) fail(fmt::format("src '{}' is empty or has spaces", fields[2]));
-    if (!valid_token(fields[3])) fail(fmt::format("dst '{}' is empty or has spaces", fields[3]));
+    // Most rows name the hosts of the row before: checked once (what is kept is never empty).
+    if (fields[2].empty() || fields[2] != last_src_) {
+      if (!valid_token(fields[2])) fail(fmt::format("src '{}' is empty or has spaces", fields[2]));
+      last_src_ = fields[2];
+    }
+    if (fields[3].empty() || fields[3] != last_dst_) {
+      if (!valid_token(fields[3])) fail(fmt::format("dst '{}' is empty or has spaces", fields[3]));
+      last_dst_ = fields[3];
+    }
     flow.src = fields[2];
     flow.dst = fields[3];
     if (!parse_int(fields[4], flow.size_bytes) || flow.size_bytes == 0) {

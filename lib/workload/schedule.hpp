@@ -91,7 +91,14 @@ class ScheduleReader {
   std::istream& in_;
   std::string source_;
   ScheduleHeader header_;
-  std::string text_;
+  // The next line, without its "\n" or "\r\n", counted in line_; the view lives
+  // until the next call. The stream is read a block at a time: std::getline
+  // took more instructions than the rest of a row's parsing.
+  bool read_line(std::string_view& line);
+  std::vector<char> block_ = std::vector<char>(64 << 10);
+  std::size_t begin_ = 0, end_ = 0;  // the unread bytes in block_
+  bool ended_ = false;
+  std::string last_src_, last_dst_;  // the last hosts checked (valid_token)
   std::uint64_t line_ = 0;
   std::int64_t last_start_ = INT64_MIN;
   std::uint64_t last_id_ = 0;

@@ -501,10 +501,10 @@ TEST(Loopback, AFlowHandedToASleepingWorkerWakesIt) {
   }
   shared.feeding_done.store(true);
   worker.join();
-  ASSERT_EQ(shared.records.size(), static_cast<std::size_t>(kFlows));
-  for (const auto& r : shared.records) {
-    EXPECT_EQ(r.status, FlowStatus::ok) << r.error;
-    EXPECT_LT(r.start_ns - r.sched_start_ns, 2'500'000) << "flow " << r.flow_id;
+  ASSERT_EQ(shared.finished.flows.size(), static_cast<std::size_t>(kFlows));
+  for (const auto& f : shared.finished.flows) {
+    EXPECT_EQ(f.status, FlowStatus::ok) << (f.error != 0 ? shared.finished.errors[f.error - 1] : "");
+    EXPECT_LT(f.start_abs - (shared.start_mono_ns + f.plan.sched_ns), 2'500'000) << "flow " << f.plan.id;
   }
 }
 

@@ -165,6 +165,36 @@ TEST(Schedule, ReaderErrorsNameTheLine) {
   EXPECT_EQ(read_error(head + "0,10,a,b,1\n7,10,c,b,1\n"), "(no error)");  // ids may skip
 }
 
+// The reader takes the stream a block (64 KiB) at a time: lines that straddle
+// blocks, a line longer than a block, CRLF endings and a last line without
+// its newline all read as they would line by line, and an error still names
+// its line.
+TEST(Schedule, LinesReadAcrossBlocks) {
+  std::string text = kHead;
+  text += "# " + std::string(200'000, 'x') + "\r\n";  // longer than a block: the block grows
+  constexpr std::uint64_t kFlows = 30'000;            // rows straddle many block ends
+  for (std::uint64_t i = 0; i < kFlows; ++i) {
+    const char* dst = i % 3 == 0 ? "host-a" : "host-bb";  // hosts alternate: each is checked again
+    text += std::to_string(i) + "," + std::to_string(i * 10) + ",src," + dst + "," + std::to_string(i + 1) + "\r\n";
+  }
+  text += std::to_string(kFlows) + ",999999999,src,last,7";  // no newline
+  std::istringstream in(text);
+  ScheduleReader reader(in, "s.csv");
+  Flow f;
+  std::uint64_t n = 0;
+  while (reader.next(f)) {
+    ASSERT_EQ(f.id, n);
+    ASSERT_EQ(f.dst, n == kFlows ? "last" : (n % 3 == 0 ? "host-a" : "host-bb"));
+    ASSERT_EQ(f.size_bytes, n == kFlows ? 7u : n + 1);
+    ++n;
+  }
+  EXPECT_EQ(n, kFlows + 1);
+  EXPECT_EQ(reader.line(), 4 + kFlows + 1);
+  // A bad host after thousands of good ones names its own line.
+  EXPECT_EQ(read_error(std::string(kHead) + "0,10,a,b,1\n1,20,a,b,1\n2,30,a,b c,1\n"),
+            "s.csv:6: dst 'b c' is empty or has spaces");
+}
+
 TEST(Schedule, FlowsBeforeAnErrorAreDelivered) {
   std::istringstream in(std::string(kHead) + "0,10,a,b,1\n1,20,a,b,2\nbroken\n");
   ScheduleReader reader(in, "s.csv");
