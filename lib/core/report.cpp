@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace xtk {
@@ -89,22 +90,26 @@ std::optional<std::vector<std::string>> split_csv_fields(std::string_view line) 
   }
 }
 
-void append_csv_field(std::string& out, std::string_view text) {
+char* put_csv_field(char* at, std::string_view text) {
   // One pass over the text (find_first_of makes one memchr call per character).
   const auto special = [](char c) { return c == ',' || c == '"' || c == '\n' || c == '\r'; };
   if (std::none_of(text.begin(), text.end(), special)) {
-    out += text;
-    return;
+    std::memcpy(at, text.data(), text.size());
+    return at + text.size();
   }
-  out += '"';
+  *at++ = '"';
   for (char c : text) {
-    if (c == '"') {
-      out += "\"\"";
-    } else {
-      out += c == '\n' || c == '\r' ? ' ' : c;
-    }
+    if (c == '"') *at++ = '"';
+    *at++ = c == '\n' || c == '\r' ? ' ' : c;
   }
-  out += '"';
+  *at++ = '"';
+  return at;
+}
+
+void append_csv_field(std::string& out, std::string_view text) {
+  const std::size_t before = out.size();
+  out.resize(before + csv_field_room(text.size()));
+  out.resize(static_cast<std::size_t>(put_csv_field(out.data() + before, text) - out.data()));
 }
 
 void Table::write_csv(std::ostream& out) const {

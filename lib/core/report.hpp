@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -21,8 +22,13 @@ struct Column {
   int precision = 3;  // digits after the point for doubles
 };
 
-// Appends one CSV field: as it is, or in double quotes (RFC 4180, quotes
-// doubled, line breaks as spaces) when it holds a comma, quote or line break.
+// Writes one CSV field at `at`, which has room for csv_field_room(text.size())
+// characters, and returns its end: as it is, or in double quotes (RFC 4180,
+// quotes doubled, line breaks as spaces) when it holds a comma, quote or line
+// break.
+char* put_csv_field(char* at, std::string_view text);
+constexpr std::size_t csv_field_room(std::size_t text_size) { return 2 * text_size + 2; }
+// Appends one CSV field to `out`, as put_csv_field writes it.
 void append_csv_field(std::string& out, std::string_view text);
 // Its inverse for one line: the fields, quotes undone. nullopt when a quoted
 // field does not close, or text follows its closing quote.

@@ -7,11 +7,12 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "formats/text_output.hpp"
 
 namespace xtk {
 
@@ -50,12 +51,8 @@ class RecordWriter {
   Format format() const { return format_; }
 
  private:
-  void flush();
-  std::string path_;
-  std::FILE* file_ = nullptr;
-  bool owns_ = false;
+  TextOutput out_;
   Format format_ = Format::csv;
-  std::string buffer_;
   std::int64_t last_flush_ns_ = 0;
   std::uint64_t written_ = 0;
 };

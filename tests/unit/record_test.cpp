@@ -5,8 +5,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "common/slurp.hpp"
+#include "core/error.hpp"
 #include "flow/summary.hpp"
 #include "formats/flow_records.hpp"
 
@@ -84,6 +86,45 @@ TEST(Records, CsvAtTheLimitsOfItsNumbers) {
             "1,h1,1,-9223372036854775808,-1,-1,0.000,0.000,cancelled,\n"
             "2,h1,1,9223372036854775807,0,0,0.000,-9223372036854775.807,ok,\n");
   std::filesystem::remove(path);
+}
+
+// Rows are formatted in place in the output's buffer (1 MiB); one longer than
+// that (an error text of 600,000 characters, each quote doubled) goes out
+// whole, in its place among the others, and reads back as written.
+TEST(Records, ARowLongerThanTheBufferGoesOutWhole) {
+  const auto path = (std::filesystem::temp_directory_path() / "xtk_records_long_test.csv").string();
+  const std::string error = std::string(300'000, '"') + "\n" + std::string(299'999, 'x');
+  {
+    RecordWriter w(path);
+    w.write(ok_flow(1, 1000, 0, 10, 100));
+    FlowRecord failed;
+    failed.flow_id = 2;
+    failed.dst = "h1";
+    failed.size_bytes = 10;
+    failed.status = FlowStatus::failed;
+    failed.error = error;
+    w.write(failed);
+    w.write(ok_flow(3, 1000, 50, 10, 100));
+    w.close();
+  }
+  std::vector<FlowRecord> read;
+  read_flow_records(slurp(path), path, [&](const FlowRecord& r) { read.push_back(r); });
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0].flow_id, 1u);
+  EXPECT_EQ(read[1].flow_id, 2u);
+  EXPECT_EQ(read[1].error, std::string(300'000, '"') + " " + std::string(299'999, 'x'));  // line breaks as spaces
+  EXPECT_EQ(read[2].flow_id, 3u);
+  std::filesystem::remove(path);
+}
+
+TEST(Records, AFullDiskIsAnError) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this machine";
+  try {
+    RecordWriter w("/dev/full");  // the header goes out at once
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full: write failed"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Records, JsonLinesByExtension) {
