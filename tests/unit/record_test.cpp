@@ -28,6 +28,18 @@ FlowRecord ok_flow(std::uint64_t id, std::uint64_t size, std::int64_t sched, std
   return r;
 }
 
+// A flow that never started: its connection failed with `error`.
+FlowRecord failed_flow(std::uint64_t id, std::string dst, std::int64_t sched, std::string error) {
+  FlowRecord r;
+  r.flow_id = id;
+  r.dst = std::move(dst);
+  r.size_bytes = 10;
+  r.sched_start_ns = sched;
+  r.status = FlowStatus::failed;
+  r.error = std::move(error);
+  return r;
+}
+
 }  // namespace
 
 TEST(Records, CsvWithQuotingAndNeverStartedFlows) {
@@ -35,14 +47,7 @@ TEST(Records, CsvWithQuotingAndNeverStartedFlows) {
   {
     RecordWriter w(path);
     w.write(ok_flow(1, 1000, 5000, 1500, 20000));
-    FlowRecord failed;
-    failed.flow_id = 2;
-    failed.dst = "10.0.0.2";
-    failed.size_bytes = 10;
-    failed.sched_start_ns = 7000;
-    failed.status = FlowStatus::failed;
-    failed.error = "connect to 10.0.0.2:7000: Connection refused, \"twice\"";
-    w.write(failed);
+    w.write(failed_flow(2, "10.0.0.2", 7000, "connect to 10.0.0.2:7000: Connection refused, \"twice\""));
     w.write(ok_flow(3, 5, 10000, -1250, 1'000'000'007));
     w.close();
     EXPECT_EQ(w.written(), 3u);
@@ -97,13 +102,7 @@ TEST(Records, ARowLongerThanTheBufferGoesOutWhole) {
   {
     RecordWriter w(path);
     w.write(ok_flow(1, 1000, 0, 10, 100));
-    FlowRecord failed;
-    failed.flow_id = 2;
-    failed.dst = "h1";
-    failed.size_bytes = 10;
-    failed.status = FlowStatus::failed;
-    failed.error = error;
-    w.write(failed);
+    w.write(failed_flow(2, "h1", 0, error));
     w.write(ok_flow(3, 1000, 50, 10, 100));
     w.close();
   }
