@@ -60,8 +60,8 @@ bool valid_token(std::string_view text) {
 
 RunCsv::RunCsv(std::string_view content, std::string source, std::string_view magic, std::string_view columns,
                std::string_view older_columns)
-    : content_(content),
-      source_(std::move(source)),
+    : source_(std::move(source)),
+      lines_(content),
       columns_(columns),
       older_columns_(older_columns),
       column_count_(static_cast<std::size_t>(std::count(columns.begin(), columns.end(), ',')) + 1),
@@ -70,16 +70,22 @@ RunCsv::RunCsv(std::string_view content, std::string source, std::string_view ma
   read_header(magic);
 }
 
+namespace {
+int open_for_reading(const std::string& path) {
+  const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  return fd;
+}
+}  // namespace
+
 RunCsv::RunCsv(File /*tag*/, const std::string& path, std::string_view magic, std::string_view columns)
-    : buffer_(1 << 16),
+    : fd_(open_for_reading(path)),
       source_(path),
+      lines_(fd_, path),
       columns_(columns),
       column_count_(static_cast<std::size_t>(std::count(columns.begin(), columns.end(), ',')) + 1),
       fields_(column_count_),
       unquoted_(column_count_) {
-  fd_ = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  content_ = std::string_view(buffer_.data(), std::size_t{0});  // nothing read yet
   try {
     read_header(magic);
   } catch (...) {
@@ -133,27 +139,10 @@ RunCsv::~RunCsv() {
   if (fd_ > STDIN_FILENO) ::close(fd_);
 }
 
-bool RunCsv::refill() {
-  if (fd_ < 0 || eof_) return false;
-  // Keep the unread rest (a partial line) at the front, then read after it.
-  const std::size_t rest = content_.size() - pos_;
-  std::memmove(buffer_.data(), content_.data() + pos_, rest);
-  pos_ = 0;
-  if (rest == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
-  while (true) {
-    const ssize_t n = ::read(fd_, buffer_.data() + rest, buffer_.size() - rest);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw InputError(source_, line_, fmt::format("read error: {}", std::strerror(errno)));
-    if (n == 0) eof_ = true;
-    content_ = std::string_view(buffer_.data(), rest + static_cast<std::size_t>(n));
-    return n > 0;
-  }
-}
-
 void RunCsv::read_header(std::string_view magic) {
   const std::string magic_line = fmt::format("# {}", magic);
   std::string_view line;
-  if (!next_line(line)) {
+  if (!lines_.next(line)) {
     throw InputError(source_, 0,
                      fmt::format("empty file: not an {} file (the first line must be '{}')", magic, magic_line));
   }
@@ -161,7 +150,7 @@ void RunCsv::read_header(std::string_view magic) {
     fail(fmt::format("not an {} file: the first line must be '{}'", magic, magic_line));
   }
   std::uint64_t versioned = 0;  // the format_version line's number
-  while (next_line(line)) {
+  while (lines_.next(line)) {
     if (line.empty()) continue;
     if (line.front() != '#') {
       if (versioned == 0) fail("no '# format_version=N' line before the column line");
@@ -173,7 +162,7 @@ void RunCsv::read_header(std::string_view magic) {
       } else if (line != columns_) {
         fail(fmt::format("expected the column line '{}'", columns_));
       }
-      column_line_ = line_;
+      column_line_ = lines_.line();
       return;
     }
     line.remove_prefix(1);
@@ -190,13 +179,13 @@ void RunCsv::read_header(std::string_view magic) {
         fail(fmt::format("format_version {} is not supported (this xtk reads version {})", version,
                          kRunFilesFormatVersion));
       }
-      versioned = line_;
+      versioned = lines_.line();
       continue;
     }
     for (const auto& h : header_) {
       if (h.key == key) fail(fmt::format("header key '{}' is given twice (first on line {})", key, h.line));
     }
-    header_.push_back({std::string(key), std::string(value), line_});
+    header_.push_back({std::string(key), std::string(value), lines_.line()});
   }
   fail(fmt::format("no column line: the header must end with '{}'", columns_));
 }
@@ -215,22 +204,9 @@ void RunCsv::fail_header(std::string_view key, std::string_view what) const {
   throw InputError(source_, column_line_, what);
 }
 
-bool RunCsv::next_line(std::string_view& line) {
-  // File mode: a whole line in the buffer, or the file's end.
-  while (fd_ >= 0 && content_.find('\n', pos_) == std::string_view::npos && refill()) {
-  }
-  if (pos_ >= content_.size()) return false;
-  const auto end = content_.find('\n', pos_);
-  line = content_.substr(pos_, end == std::string_view::npos ? std::string_view::npos : end - pos_);
-  pos_ = end == std::string_view::npos ? content_.size() : end + 1;
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  ++line_;
-  return true;
-}
-
 bool RunCsv::next() {
   std::string_view line;
-  while (next_line(line)) {
+  while (lines_.next(line)) {
     if (line.empty() || line.front() == '#') continue;
     std::size_t n = 0, pos = 0;
     while (true) {
@@ -269,7 +245,7 @@ bool RunCsv::next() {
   return false;
 }
 
-void RunCsv::fail(std::string_view what) const { throw InputError(source_, line_, what); }
+void RunCsv::fail(std::string_view what) const { throw InputError(source_, line(), what); }
 
 std::uint64_t RunCsv::unsigned_field(std::size_t i, std::string_view name) const {
   std::uint64_t value = 0;

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "formats/line_reader.hpp"
+
 namespace xtk {
 
 inline constexpr int kRunFilesFormatVersion = 1;
@@ -54,7 +56,7 @@ class RunCsv {
 
   bool next();  // the next row; blank and '#' lines are skipped
   std::string_view field(std::size_t i) const { return fields_[i]; }
-  std::uint64_t line() const { return line_; }
+  std::uint64_t line() const { return lines_.line(); }
   std::size_t column_count() const { return column_count_; }
   const std::string& source() const { return source_; }
 
@@ -74,21 +76,15 @@ class RunCsv {
     std::uint64_t line;
   };
   void read_header(std::string_view magic);
-  bool next_line(std::string_view& line);
-  bool refill();  // file mode: more of the file after the unread rest; false at its end
 
-  std::string_view content_;  // the text, or (file mode) the buffer's filled part
-  std::size_t pos_ = 0;
   int fd_ = -1;  // file mode
-  std::vector<char> buffer_;
-  bool eof_ = false;
   std::string source_;
+  LineReader lines_;
   std::string_view columns_, older_columns_;
   std::size_t column_count_;
   std::vector<HeaderLine> header_;
   std::vector<std::string_view> fields_;
   std::vector<std::string> unquoted_;  // storage of quoted fields, one per column
-  std::uint64_t line_ = 0;
   std::uint64_t column_line_ = 0;
 };
 

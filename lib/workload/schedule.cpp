@@ -143,11 +143,11 @@ void ScheduleWriter::close() {
   if (failed) throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(saved)));
 }
 
-ScheduleReader::ScheduleReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {
+ScheduleReader::ScheduleReader(std::istream& in, std::string source) : source_(std::move(source)), lines_(in, source_) {
   bool magic = false, versioned = false;
   std::string_view line;
-  while (read_line(line)) {
-    if (line_ == 1) {
+  while (lines_.next(line)) {
+    if (lines_.line() == 1) {
       if (without_byte_order_mark(line) != kMagic)
         fail(fmt::format("not an xtk schedule: the first line must be '{}'", kMagic));
       magic = true;
@@ -225,40 +225,11 @@ std::unique_ptr<ScheduleReader> ScheduleReader::open(const std::string& path) {
   return reader;
 }
 
-void ScheduleReader::fail(std::string_view what) const { throw InputError(source_, line_, what); }
-
-bool ScheduleReader::read_line(std::string_view& line) {
-  while (true) {
-    const char* from = block_.data() + begin_;
-    const std::size_t held = end_ - begin_;
-    if (const auto* newline = static_cast<const char*>(std::memchr(from, '\n', held))) {
-      line = std::string_view(from, static_cast<std::size_t>(newline - from));
-      begin_ += line.size() + 1;
-      break;
-    }
-    if (ended_) {
-      if (held == 0) return false;
-      line = std::string_view(from, held);  // the last line, without its newline
-      begin_ = end_;
-      break;
-    }
-    // The partial line to the front, and more after it (the block doubles for a line longer than it).
-    std::memmove(block_.data(), from, held);
-    begin_ = 0;
-    end_ = held;
-    if (end_ == block_.size()) block_.resize(2 * block_.size());
-    in_.read(block_.data() + end_, static_cast<std::streamsize>(block_.size() - end_));
-    end_ += static_cast<std::size_t>(in_.gcount());
-    ended_ = !in_;  // short of the block: the end of the stream, or an error (bad())
-  }
-  ++line_;
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return true;
-}
+void ScheduleReader::fail(std::string_view what) const { throw InputError(source_, line(), what); }
 
 bool ScheduleReader::next(Flow& flow) {
   std::string_view line;
-  while (read_line(line)) {
+  while (lines_.next(line)) {
     if (line.empty() || line.front() == '#') continue;
     std::string_view fields[8];
     std::size_t count = 0;
@@ -322,7 +293,6 @@ bool ScheduleReader::next(Flow& flow) {
     }
     return true;
   }
-  if (in_.bad()) fail("read error");
   return false;
 }
 

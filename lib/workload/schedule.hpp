@@ -6,8 +6,8 @@
 //   flow_id,start_ns,src,dst,size_bytes[,dscp][,rate_bps][,cc]
 //   0,10233,h0,h1,23311
 //
-// Both sides stream: the writer formats into a buffer, the reader holds one
-// line, so schedules of hundreds of millions of flows need constant memory.
+// Both sides stream: the writer formats into a buffer, the reader holds a
+// block of lines (LineReader), so schedules of hundreds of millions of flows need constant memory.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "formats/line_reader.hpp"
 
 namespace xtk {
 
@@ -81,25 +83,17 @@ class ScheduleReader {
   // Next flow, or false at the end. Validates each line (numbers, sorted
   // starts, increasing ids, dscp range); the returned views live until the next call.
   bool next(Flow& flow);
-  std::uint64_t line() const { return line_; }
+  std::uint64_t line() const { return lines_.line(); }
   // Throws InputError at the current line ("file:line: what"): for what the
   // reader's users check of a flow, such as a destination that does not resolve.
   [[noreturn]] void fail(std::string_view what) const;
 
  private:
   std::unique_ptr<std::istream> owned_;
-  std::istream& in_;
   std::string source_;
   ScheduleHeader header_;
-  // The next line, without its "\n" or "\r\n", counted in line_; the view lives
-  // until the next call. The stream is read a block at a time: std::getline
-  // took more instructions than the rest of a row's parsing.
-  bool read_line(std::string_view& line);
-  std::vector<char> block_ = std::vector<char>(64 << 10);
-  std::size_t begin_ = 0, end_ = 0;  // the unread bytes in block_
-  bool ended_ = false;
+  LineReader lines_;
   std::string last_src_, last_dst_;  // the last hosts checked (valid_token)
-  std::uint64_t line_ = 0;
   std::int64_t last_start_ = INT64_MIN;
   std::uint64_t last_id_ = 0;
   bool have_id_ = false;
