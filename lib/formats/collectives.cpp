@@ -42,10 +42,8 @@ CollectiveWriter::CollectiveWriter(const std::string& path,
     : out_(path, "the collectives file", "xtk-collectives", header, kColumns) {}
 
 void CollectiveWriter::write(const CollectiveRecord& r) {
-  fmt::format_to(std::back_inserter(out_.buffer()), "{},{},{},{},{},{},{},{}\n", r.rank, r.iter, r.index, r.collective,
-                 r.bytes, r.arrive_ns, r.end_ns,
-                 r.group.empty() ? std::string("all") : fmt::format("{}", fmt::join(r.group, ".")));
-  out_.wrote();
+  out_.row("{},{},{},{},{},{},{},{}\n", r.rank, r.iter, r.index, r.collective, r.bytes, r.arrive_ns, r.end_ns,
+           r.group.empty() ? std::string("all") : fmt::format("{}", fmt::join(r.group, ".")));
 }
 
 void read_collectives(std::string_view content, const std::string& source, std::uint64_t ranks,

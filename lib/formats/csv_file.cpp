@@ -96,13 +96,12 @@ RunCsv::RunCsv(File /*tag*/, const std::string& path, std::string_view magic, st
 
 RunCsvWriter::RunCsvWriter(const std::string& path, std::string_view what, std::string_view magic,
                            const std::vector<std::pair<std::string, std::string>>& header, std::string_view columns)
-    : path_(path) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (file_ == nullptr) throw Error(fmt::format("{}: cannot create {}: {}", path, what, std::strerror(errno)));
-  buffer_ = fmt::format("# {}\n# format_version={}\n", magic, kRunFilesFormatVersion);
-  for (const auto& [key, value] : header) fmt::format_to(std::back_inserter(buffer_), "# {}={}\n", key, value);
-  fmt::format_to(std::back_inserter(buffer_), "{}\n", columns);
-  flush();
+    : out_(path, what) {
+  out_.print("# {}\n# format_version={}\n", magic, kRunFilesFormatVersion);
+  for (const auto& [key, value] : header) out_.print("# {}={}\n", key, value);
+  out_.print("{}\n", columns);
+  out_.flush();
+  last_flush_ns_ = monotonic_ns();
 }
 
 RunCsvWriter::~RunCsvWriter() {
@@ -113,27 +112,15 @@ RunCsvWriter::~RunCsvWriter() {
   }
 }
 
-void RunCsvWriter::wrote() {
-  if (monotonic_ns() - last_flush_ns_ >= 1'000'000'000) flush();
-}
-
-void RunCsvWriter::flush() {
-  if (file_ == nullptr) return;
-  if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-    throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
+void RunCsvWriter::flush_if_due() {
+  const std::int64_t now = monotonic_ns();
+  if (now - last_flush_ns_ >= 1'000'000'000) {
+    out_.flush();
+    last_flush_ns_ = now;
   }
-  buffer_.clear();
-  std::fflush(file_);
-  last_flush_ns_ = monotonic_ns();
 }
 
-void RunCsvWriter::close() {
-  if (file_ == nullptr) return;
-  flush();
-  const bool failed = std::fclose(file_) != 0;
-  file_ = nullptr;
-  if (failed) throw Error(fmt::format("{}: cannot close: {}", path_, std::strerror(errno)));
-}
+void RunCsvWriter::close() { out_.close(); }
 
 RunCsv::~RunCsv() {
   if (fd_ > STDIN_FILENO) ::close(fd_);

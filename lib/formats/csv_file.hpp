@@ -14,6 +14,8 @@
 // InputError naming the file and line.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "formats/line_reader.hpp"
+#include "formats/text_output.hpp"
 
 namespace xtk {
 
@@ -100,16 +103,17 @@ class RunCsvWriter {
   RunCsvWriter(const RunCsvWriter&) = delete;
   RunCsvWriter& operator=(const RunCsvWriter&) = delete;
 
-  // Append one row (with its newline) here, then call wrote().
-  std::string& buffer() { return buffer_; }
-  void wrote();
+  // One row, with its newline.
+  template <typename... Args>
+  void row(fmt::format_string<Args...> format, Args&&... args) {
+    out_.print(format, std::forward<Args>(args)...);
+    flush_if_due();
+  }
   void close();
 
  private:
-  void flush();
-  std::string path_;
-  std::FILE* file_ = nullptr;
-  std::string buffer_;
+  void flush_if_due();
+  TextOutput out_;
   std::int64_t last_flush_ns_ = 0;
 };
 

@@ -50,11 +50,6 @@ constexpr std::string_view kColumns =
 // A row is written in place in the output's buffer: a record is written per
 // flow, and appending to a std::string piece by piece cost a quarter more
 // instructions (1,223 against 960 a row).
-template <typename Integer>
-char* put_int(char* at, Integer value) {
-  return std::to_chars(at, at + 20, value).ptr;  // 20: the longest 64-bit integer, sign included
-}
-
 // Puts ns as microseconds with three decimals ("-1.250"): what {:.3f} of
 // ns / 1e3 prints, without floating point.
 char* put_us(char* at, std::int64_t ns) {
@@ -69,13 +64,13 @@ char* put_us(char* at, std::int64_t ns) {
   return at;
 }
 
-// The numbers of a row after dst, each after its comma: four integers of at
-// most 20 characters and two microsecond values of at most 21
-// ("-9223372036854775.808"); then the comma before status.
-constexpr std::size_t kRowNumbersMax = 4 * 21 + 2 * 22 + 1;
+// The numbers of a row after dst, each after its comma: four integers and two
+// microsecond values of at most one character more ("-9223372036854775.808");
+// then the comma before status.
+constexpr std::size_t kRowNumbersMax = 4 * (kIntRoom + 1) + 2 * (kIntRoom + 2) + 1;
 // A row but for its dst and error: flow_id and its comma, the numbers, the
 // longest status, the comma before error and the line's end.
-constexpr std::size_t kRowFixedMax = 21 + kRowNumbersMax + 9 + 1 + 1;
+constexpr std::size_t kRowFixedMax = kIntRoom + 1 + kRowNumbersMax + 9 + 1 + 1;
 
 // Writes the CSV row of `r` at `at`, which has room for csv_row_room(r).
 char* put_csv_row(char* at, const FlowRecord& r) {
@@ -107,7 +102,7 @@ std::size_t csv_row_room(const FlowRecord& r) {
 }
 }  // namespace
 
-RecordWriter::RecordWriter(const std::string& path) : out_(path) {
+RecordWriter::RecordWriter(const std::string& path) : out_(path, "flow records") {
   const auto ends_with = [&](std::string_view suffix) {
     return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
@@ -130,7 +125,7 @@ void RecordWriter::write(const FlowRecord& r) {
   if (format_ == Format::csv) {
     // Formatted in place in the output's buffer: a record is written per flow.
     const std::size_t room = csv_row_room(r);
-    if (room <= TextOutput::kBufferBytes) {
+    if (room <= out_.capacity()) {
       out_.commit(put_csv_row(out_.reserve(room), r));
     } else {  // a row longer than the buffer (an error text of megabytes)
       std::string row(room, '\0');

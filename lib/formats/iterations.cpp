@@ -28,10 +28,8 @@ IterationWriter::IterationWriter(const std::string& path,
     : out_(path, "the iterations file", "xtk-iterations", header, kColumns) {}
 
 void IterationWriter::write(const IterationRecord& r) {
-  fmt::format_to(std::back_inserter(out_.buffer()), "{},{},{},{},{:.3f},{:.3f},{},{},{},{}\n", r.rank, r.iter,
-                 r.start_ns, r.end_ns, r.iter_us, r.comm_us, r.bytes, count_text(r.tcp_retransmits),
-                 count_text(r.tcp_timeouts), count_text(r.tcp_rwnd_limited_us));
-  out_.wrote();
+  out_.row("{},{},{},{},{:.3f},{:.3f},{},{},{},{}\n", r.rank, r.iter, r.start_ns, r.end_ns, r.iter_us, r.comm_us,
+           r.bytes, count_text(r.tcp_retransmits), count_text(r.tcp_timeouts), count_text(r.tcp_rwnd_limited_us));
 }
 
 void read_iterations(std::string_view content, const std::string& source, std::uint64_t ranks,

@@ -10,15 +10,18 @@
 
 namespace xtk {
 
-TextOutput::TextOutput(const std::string& path) : path_(path == "-" ? "stdout" : path) {
+TextOutput::TextOutput(const std::string& path, std::string_view what, std::size_t buffer_bytes)
+    : path_(path == "-" ? "stdout" : path), capacity_(buffer_bytes) {
   if (path == "-") {
     fd_ = STDOUT_FILENO;
   } else {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+    if (fd_ < 0) {
+      throw Error(fmt::format("{}: cannot create{}{}: {}", path, what.empty() ? "" : " ", what, std::strerror(errno)));
+    }
     owns_ = true;
   }
-  buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
+  buffer_ = std::make_unique_for_overwrite<char[]>(capacity_);
 }
 
 TextOutput::~TextOutput() {

@@ -18,7 +18,7 @@ TraceBinsWriter::TraceBinsWriter(const std::string& path, std::int64_t bin_ns, c
 }
 
 void TraceBinsWriter::format_stamp(std::int64_t bin_start_ns) {
-  char* end = std::to_chars(stamp_, stamp_ + kMaxDigits, bin_start_ns).ptr;
+  char* end = put_int(stamp_, bin_start_ns);
   *end++ = ',';
   stamp_size_ = static_cast<std::size_t>(end - stamp_);
   stamp_bin_ = bin_start_ns;

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,25 +35,24 @@ class TraceBinsWriter {
   void row(std::int64_t bin_start_ns, std::string_view fields, std::uint64_t bytes, std::uint64_t packets) {
     if (bin_start_ns != stamp_bin_) format_stamp(bin_start_ns);
     const std::string_view stamp(stamp_, stamp_size_);
-    char* p = out_.reserve(stamp.size() + fields.size() + 2 * kMaxDigits + 3);
+    char* p = out_.reserve(stamp.size() + fields.size() + 2 * kIntRoom + 3);
     p = std::copy(stamp.begin(), stamp.end(), p);
     p = std::copy(fields.begin(), fields.end(), p);
     *p++ = ',';
-    p = std::to_chars(p, p + kMaxDigits, bytes).ptr;
+    p = put_int(p, bytes);
     *p++ = ',';
-    p = std::to_chars(p, p + kMaxDigits, packets).ptr;
+    p = put_int(p, packets);
     *p++ = '\n';
     out_.commit(p);
   }
   void close() { out_.close(); }
 
  private:
-  static constexpr std::size_t kMaxDigits = 20;  // of a 64-bit integer, with a sign
   void format_stamp(std::int64_t bin_start_ns);  // "bin_start_ns," into stamp_
 
   TextOutput out_;
   std::int64_t stamp_bin_ = 0;
-  char stamp_[kMaxDigits + 1];
+  char stamp_[kIntRoom + 1];
   std::size_t stamp_size_ = 0;
 };
 

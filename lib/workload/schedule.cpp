@@ -46,102 +46,71 @@ std::optional<std::string> ScheduleHeader::get(std::string_view key) const {
 }
 
 ScheduleWriter::ScheduleWriter(const std::string& path, const ScheduleHeader& header)
-    : path_(path == "-" ? "<stdout>" : path),
+    : out_(path, "schedule", kBufferBytes),
       has_dscp_(header.has_dscp),
       has_rate_(header.has_rate),
-      has_cc_(header.has_cc),
-      buffer_(kBufferBytes) {
-  if (path == "-") {
-    file_ = stdout;
-  } else {
-    file_ = std::fopen(path.c_str(), "wb");
-    if (file_ == nullptr) throw Error(fmt::format("{}: cannot create schedule: {}", path, std::strerror(errno)));
-    owns_file_ = true;
-  }
-  std::string head = fmt::format("{}\n# format_version={}\n", kMagic, kScheduleFormatVersion);
-  for (const auto& [key, value] : header.params) head += fmt::format("# {}={}\n", key, value);
-  head += "flow_id,start_ns,src,dst,size_bytes";
-  if (has_dscp_) head += ",dscp";
-  if (has_rate_) head += ",rate_bps";
-  if (has_cc_) head += ",cc";
-  head += '\n';
-  put(head);
+      has_cc_(header.has_cc) {
+  out_.print("{}\n# format_version={}\n", kMagic, kScheduleFormatVersion);
+  for (const auto& [key, value] : header.params) out_.print("# {}={}\n", key, value);
+  out_.write("flow_id,start_ns,src,dst,size_bytes");
+  if (has_dscp_) out_.write(",dscp");
+  if (has_rate_) out_.write(",rate_bps");
+  if (has_cc_) out_.write(",cc");
+  out_.write("\n");
 }
 
 ScheduleWriter::~ScheduleWriter() {
-  if (file_ != nullptr) {
-    try {
-      close();
-    } catch (const Error&) {
-      // A destructor cannot report; callers that care call close() themselves.
-    }
+  try {
+    close();
+  } catch (const Error&) {
+    // A destructor cannot report; callers that care call close() themselves.
   }
 }
 
-void ScheduleWriter::put(std::string_view text) {
-  if (used_ + text.size() > buffer_.size()) flush();
-  if (text.size() > buffer_.size()) buffer_.resize(text.size());
-  std::memcpy(buffer_.data() + used_, text.data(), text.size());
-  used_ += text.size();
+char* ScheduleWriter::put_line(char* at, const Flow& flow) const {
+  const auto text = [&](std::string_view s) {
+    std::memcpy(at, s.data(), s.size());
+    at += s.size();
+  };
+  at = put_int(at, flow.id);
+  *at++ = ',';
+  at = put_int(at, flow.start_ns);
+  *at++ = ',';
+  text(flow.src);
+  *at++ = ',';
+  text(flow.dst);
+  *at++ = ',';
+  at = put_int(at, flow.size_bytes);
+  if (has_dscp_) {
+    *at++ = ',';
+    at = put_int(at, flow.dscp);
+  }
+  if (has_rate_) {
+    *at++ = ',';
+    at = put_int(at, flow.rate_bps);
+  }
+  if (has_cc_) {
+    *at++ = ',';
+    text(flow.cc);
+  }
+  *at++ = '\n';
+  return at;
 }
 
 void ScheduleWriter::write(const Flow& flow) {
-  // Longest line: 5 integers of 20 digits, two host names, separators.
-  constexpr std::size_t kNumbers = std::size_t{8} * 21;
-  const std::size_t need = kNumbers + flow.src.size() + flow.dst.size() + flow.cc.size();
-  if (used_ + need > buffer_.size()) flush();
-  char* p = buffer_.data() + used_;
-  char* end = buffer_.data() + buffer_.size();
-  auto number = [&](auto value) { p = std::to_chars(p, end, value).ptr; };
-  auto text = [&](std::string_view s) {
-    std::memcpy(p, s.data(), s.size());
-    p += s.size();
-  };
-  number(flow.id);
-  *p++ = ',';
-  number(flow.start_ns);
-  *p++ = ',';
-  text(flow.src);
-  *p++ = ',';
-  text(flow.dst);
-  *p++ = ',';
-  number(flow.size_bytes);
-  if (has_dscp_) {
-    *p++ = ',';
-    number(flow.dscp);
+  // Five integers and the three texts, each with its comma or the newline.
+  const std::size_t room = 8 * (kIntRoom + 1) + flow.src.size() + flow.dst.size() + flow.cc.size();
+  if (room <= out_.capacity()) {
+    out_.commit(put_line(out_.reserve(room), flow));
+  } else {  // host names longer than the buffer
+    std::string line(room, '\0');
+    line.resize(static_cast<std::size_t>(put_line(line.data(), flow) - line.data()));
+    out_.write(line);
   }
-  if (has_rate_) {
-    *p++ = ',';
-    number(flow.rate_bps);
-  }
-  if (has_cc_) {
-    *p++ = ',';
-    text(flow.cc);
-  }
-  *p++ = '\n';
-  used_ = static_cast<std::size_t>(p - buffer_.data());
   ++flows_;
 }
 
-void ScheduleWriter::flush() {
-  if (used_ > 0 && std::fwrite(buffer_.data(), 1, used_, file_) != used_) {
-    throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
-  }
-  used_ = 0;
-}
-
-void ScheduleWriter::close() {
-  if (file_ == nullptr) return;
-  std::FILE* file = file_;
-  flush();
-  file_ = nullptr;
-  const bool failed = std::fflush(file) != 0 || std::ferror(file) != 0;
-  const int saved = errno;
-  if (owns_file_ && std::fclose(file) != 0 && !failed) {
-    throw Error(fmt::format("{}: close failed: {}", path_, std::strerror(errno)));
-  }
-  if (failed) throw Error(fmt::format("{}: write failed: {}", path_, std::strerror(saved)));
-}
+void ScheduleWriter::close() { out_.close(); }
 
 ScheduleReader::ScheduleReader(std::istream& in, std::string source) : source_(std::move(source)), lines_(in, source_) {
   bool magic = false, versioned = false;

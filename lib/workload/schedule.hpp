@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "formats/line_reader.hpp"
+#include "formats/text_output.hpp"
 
 namespace xtk {
 
@@ -61,15 +62,10 @@ class ScheduleWriter {
   std::uint64_t flows_written() const { return flows_; }
 
  private:
-  void flush();
-  void put(std::string_view text);
+  char* put_line(char* at, const Flow& flow) const;  // at has room for the line
 
-  std::string path_;
-  std::FILE* file_ = nullptr;
-  bool owns_file_ = false;
+  TextOutput out_;
   bool has_dscp_, has_rate_, has_cc_;
-  std::vector<char> buffer_;
-  std::size_t used_ = 0;
   std::uint64_t flows_ = 0;
 };
 

@@ -7,10 +7,12 @@
 #include <sstream>
 #include <vector>
 
+#include "common/error_of.hpp"
 #include "common/slurp.hpp"
 #include "core/error.hpp"
 #include "flow/summary.hpp"
 #include "formats/flow_records.hpp"
+#include "formats/iterations.hpp"
 
 namespace xtk {
 namespace {
@@ -124,6 +126,44 @@ TEST(Records, AFullDiskIsAnError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/dev/full: write failed"), std::string::npos) << e.what();
   }
+}
+
+// Each run-directory writer names what it could not create.
+TEST(Records, AnUncreatableFileIsNamedWithWhatItHolds) {
+  using testing::error_of;
+  EXPECT_NE(error_of([] {
+              RecordWriter w("/nonexistent-dir/r.csv");
+            }).find("/nonexistent-dir/r.csv: cannot create flow records: No such file"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              IterationWriter w("/nonexistent-dir/i.csv", {});
+            }).find("/nonexistent-dir/i.csv: cannot create the iterations file: No such file"),
+            std::string::npos);
+}
+
+// The iterations file's header and rows reach the file whole (RunCsvWriter on TextOutput).
+TEST(Records, IterationsWrittenReadBack) {
+  const auto path = (std::filesystem::temp_directory_path() / "xtk_iterations_test.csv").string();
+  {
+    IterationWriter w(path, {{"ranks", "2"}});
+    for (std::uint64_t i = 0; i < 3; ++i) {
+      IterationRecord r;
+      r.rank = i % 2;
+      r.iter = i / 2;
+      r.start_ns = 1000 * i;
+      r.end_ns = 1000 * i + 500;
+      r.iter_us = 0.5;
+      r.bytes = 4096;
+      w.write(r);
+    }
+  }
+  std::vector<IterationRecord> read;
+  read_iterations(testing::slurp(path), path, 2, [&](const IterationRecord& r) { read.push_back(r); });
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[2].rank, 0u);
+  EXPECT_EQ(read[2].iter, 1u);
+  EXPECT_EQ(read[2].end_ns, 2500);
+  std::filesystem::remove(path);
 }
 
 TEST(Records, JsonLinesByExtension) {
