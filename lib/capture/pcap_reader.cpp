@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -26,14 +24,14 @@ constexpr std::size_t kRecordHeader = 16;
 // anything far beyond is a misaligned read of a corrupt file, not a packet.
 constexpr std::uint32_t kMaxCaplen = 256 * 1024;
 constexpr std::uint32_t kCaplenCeiling = 64 * 1024 * 1024;
-constexpr std::size_t kReadChunk = std::size_t{4} << 20;
-constexpr std::size_t kPrefetchAhead = 4096;
-// Pages are populated once this much is parsed, kPopulateStep per call, to
-// between kPopulateAhead and twice that beyond the parse.
-constexpr std::size_t kPopulateFrom = std::size_t{4} << 20;
-constexpr std::size_t kPopulateStep = std::size_t{2} << 20;
-constexpr std::size_t kPopulateAhead = std::size_t{4} << 20;
-constexpr std::size_t kCacheLine = 64;
+// A file is read a chunk at a time into a buffer that stays in the CPU's
+// cache for the parse. Mapping the file instead cost more: on this project's
+// VMs the kernel's work of mapping each page of the page cache (and unmapping
+// it) took longer than the parse itself, where a copy of 1 MiB is a few tens
+// of microseconds (bench/capture/README.md, 2026-12-03 night). The first read
+// is small: a merge opens every file to read its first packet.
+constexpr std::size_t kFirstChunk = std::size_t{64} << 10;
+constexpr std::size_t kReadChunk = std::size_t{1} << 20;
 
 std::uint32_t load32(const std::uint8_t* p, bool swap) {
   std::uint32_t v = 0;
@@ -41,13 +39,11 @@ std::uint32_t load32(const std::uint8_t* p, bool swap) {
   return swap ? __builtin_bswap32(v) : v;
 }
 
-// Classic pcap, records parsed in place: a regular file mapped whole (no
-// copy into a buffer), anything else (stdin) read into a buffer 4 MiB at a time.
+// Classic pcap, records parsed in place in a buffer read 1 MiB at a time.
 class ClassicReader final : public PcapReader {
  public:
   ClassicReader(int fd, std::string path, bool owns_fd) : fd_(fd), owns_fd_(owns_fd) { path_ = std::move(path); }
   ~ClassicReader() override {
-    if (mapping_ != nullptr) munmap(mapping_, end_);
     if (owns_fd_ && fd_ >= 0) close(fd_);
   }
   ClassicReader(const ClassicReader&) = delete;
@@ -58,22 +54,6 @@ class ClassicReader final : public PcapReader {
     data_ = buffer_.data();
     end_ = buffer_.size();
     eof_ = true;
-  }
-
-  // Maps the file when it is a regular, non-empty one; else it is read().
-  void map_if_regular() {
-    struct stat st {};
-    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
-    const auto size = static_cast<std::size_t>(st.st_size);
-    void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd_, 0);
-    if (mapping == MAP_FAILED) return;
-    madvise(mapping, size, MADV_SEQUENTIAL);
-    mapping_ = mapping;
-    data_ = static_cast<const std::uint8_t*>(mapping);
-    end_ = size;
-    eof_ = true;
-    populate_ = true;
-    populated_ = kPopulateFrom;
   }
 
   enum class Start { ok, damaged, pcapng };
@@ -146,18 +126,14 @@ class ClassicReader final : public PcapReader {
     pos_ += kRecordHeader + caplen;
     offset_ += kRecordHeader + caplen;
     ++packets_;
-    if (mapping_ != nullptr) prefetch_ahead();
     return true;
   }
 
-  // Records after the first only while the rest of the file is in memory
-  // already: reading more into the buffer would move the earlier ones.
+  // Records after the first only while they lie whole in the buffer:
+  // reading more into it would move the earlier ones.
   std::size_t next_batch(Record* records, std::size_t max) override {
-    // Once the file is being streamed: a file whose first packet is all that
-    // is read (ordering a merge), or a small one, never pays for populating.
-    if (populate_ && pos_ > kPopulateFrom && pos_ + kPopulateAhead > populated_) populate_ahead();
     std::size_t n = 0;
-    while (n < max && (n == 0 || eof_) && next(records[n])) ++n;
+    while (n < max && (n == 0 || buffered()) && next(records[n])) ++n;
     return n;
   }
 
@@ -169,29 +145,10 @@ class ClassicReader final : public PcapReader {
     return false;
   }
 
-  // Maps the file's pages into this process a few MiB ahead of the parse,
-  // 2 MiB per system call (MADV_POPULATE_READ): page by page, the faults
-  // cost the kernel as much as the parse itself on a file in the page cache.
-  // Where the kernel cannot, the faults do it.
-  void populate_ahead() {
-    auto* base = static_cast<std::uint8_t*>(mapping_);
-    while (populated_ < end_ && populated_ < pos_ + 2 * kPopulateAhead) {
-      const std::size_t length = std::min(kPopulateStep, end_ - populated_);
-      if (madvise(base + populated_, length, MADV_POPULATE_READ) != 0) {
-        populate_ = false;
-        return;
-      }
-      populated_ += length;
-    }
-    if (populated_ >= end_) populate_ = false;
-  }
-
-  // Starts loading the mapped file a few KiB ahead of the parse: the
-  // hardware prefetcher stops at every page, and the records would each
-  // wait for memory.
-  void prefetch_ahead() {
-    const std::size_t until = std::min(pos_ + kPrefetchAhead, end_);
-    for (; prefetched_ < until; prefetched_ += kCacheLine) __builtin_prefetch(data_ + prefetched_);
+  // Whether the next record lies whole in what is read already.
+  bool buffered() const {
+    if (end_ - pos_ < kRecordHeader) return false;
+    return end_ - pos_ - kRecordHeader >= load32(data_ + pos_ + 8, swap_);
   }
 
   bool fail(const std::string& what) {
@@ -201,7 +158,7 @@ class ClassicReader final : public PcapReader {
   }
 
   // At least `bytes` unread bytes at data_, reading more when needed. The
-  // check is inline: a mapped file never needs more.
+  // check is inline: most records are read already.
   bool ensure(std::size_t bytes) { return end_ - pos_ >= bytes || refill(bytes); }
 
   bool refill(std::size_t bytes) {
@@ -211,7 +168,8 @@ class ClassicReader final : public PcapReader {
       end_ -= pos_;
       pos_ = 0;
     }
-    if (buffer_.size() < std::max(bytes, kReadChunk)) buffer_.resize(std::max(bytes, kReadChunk));
+    const std::size_t chunk = buffer_.empty() ? kFirstChunk : kReadChunk;
+    if (buffer_.size() < std::max(bytes, chunk)) buffer_.resize(std::max(bytes, chunk));
     data_ = buffer_.data();
     while (end_ < buffer_.size()) {
       const ssize_t n = read(fd_, buffer_.data() + end_, buffer_.size() - end_);
@@ -236,11 +194,7 @@ class ClassicReader final : public PcapReader {
   int fd_;
   bool owns_fd_;
   std::vector<std::uint8_t> buffer_;
-  void* mapping_ = nullptr;             // the whole file, when mapped (end_ is its size)
-  const std::uint8_t* data_ = nullptr;  // the mapping or buffer_
-  std::size_t prefetched_ = 0;          // of the mapping, up to here
-  std::size_t populated_ = 0;           // of the mapping, pages mapped up to here
-  bool populate_ = false;               // pages are still to be populated ahead (mapped)
+  const std::uint8_t* data_ = nullptr;  // buffer_'s
   std::size_t pos_ = 0, end_ = 0;
   std::uint64_t offset_ = 0;  // file offset of data_[pos_]
   bool eof_ = false, done_ = false, swap_ = false, nano_ = false, read_error_ = false;
@@ -293,8 +247,8 @@ std::unique_ptr<PcapReader> PcapReader::open(const std::string& path) {
   const bool stdin_input = path == "-";
   const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(path, 0, fmt::format("cannot open the capture: {}", std::strerror(errno)));
+  if (!stdin_input) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // a larger readahead: read once, front to back
   auto reader = std::make_unique<ClassicReader>(fd, stdin_input ? "stdin" : path, !stdin_input);
-  if (!stdin_input) reader->map_if_regular();
   if (reader->start() != ClassicReader::Start::pcapng) return reader;
   if (stdin_input) throw InputError("stdin", 0, "pcapng on stdin is not supported: give the file's path");
   reader.reset();
