@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include "core/error.hpp"
+#include "formats/text_output.hpp"
 
 namespace xtk {
 namespace {
@@ -69,8 +69,8 @@ void CountersWriter::begin_sample(std::int64_t t_ns, std::int64_t realtime_ns, b
 }
 
 void CountersWriter::row(std::size_t counter, std::uint64_t value) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  char digits[kIntRoom];
+  char* end = put_int(digits, value);
   chunk_.append(stamp_).append(prefixes_[counter]).append(digits, end).append(slow_suffix_);
   ++rows_;
 }
