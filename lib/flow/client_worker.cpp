@@ -403,6 +403,10 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       }
       // Due flows left on the ring wait for connections as much as those queued for one.
       backlog_full = plan != nullptr && shared.start_mono_ns + plan->sched_ns <= now;
+      // The feeder stepped aside while this ring was full: it refills it now.
+      if (shared.feeder != nullptr && shared.feeder->aside() && self.ring_.peek(kWorkerRingFlows / 4) == nullptr) {
+        shared.feeder->step_back();
+      }
       open_ahead(now);  // what follows until the wait (which reads the clock) needs no fresher time
     }
     // Never waits for the writer: a SCHED_FIFO worker blocked on a lock held

@@ -88,7 +88,8 @@ struct FinishedFlows {
 
 struct Shared {
   const ClientOptions& options;
-  const Timing* timing = nullptr;  // set before the workers start
+  const Timing* timing = nullptr;    // set before the workers start
+  FeederPriority* feeder = nullptr;  // the same, where the feeder may step aside
   std::vector<Destination> destinations;
   std::vector<std::string> congestion_controls;
   std::int64_t start_mono_ns = 0;  // the schedule's time zero on CLOCK_MONOTONIC

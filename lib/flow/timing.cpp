@@ -222,6 +222,23 @@ void Timing::set_worker_fifo(bool on) const {
   if (realtime_) set_thread_fifo(on);
 }
 
+void FeederPriority::step_aside() {
+  if (!permitted_ || aside()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const sched_param param{};
+  if (!aside() && pthread_setschedparam(feeder_, SCHED_IDLE, &param) == 0) aside_.store(true);
+}
+
+void FeederPriority::step_back() {
+  if (!aside()) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const sched_param param{};
+  if (!aside()) return;
+  // Refused only if the process lost its privileges meanwhile: asked once, not again each time a ring runs low.
+  pthread_setschedparam(feeder_, SCHED_OTHER, &param);
+  aside_.store(false);
+}
+
 std::string wake_latency_text(std::int64_t wake_latency_ns, const std::string& cpuidle_driver) {
   if (wake_latency_ns < 0) return "no PM QoS request";
   return fmt::format("PM QoS {} us{}", wake_latency_ns / 1000,
@@ -237,7 +254,7 @@ std::string Timing::describe() const {
   } else {
     cpus = fmt::format("workers on CPU {} ({})", cpu_list_text(cpus_), cpus_why_);
   }
-  return fmt::format("{}; {}; {}", realtime_ ? "SCHED_FIFO" : "normal priority", cpus,
+  return fmt::format("{}; {}; {}", realtime_ ? "SCHED_FIFO, feeder SCHED_IDLE while behind" : "normal priority", cpus,
                      wake_latency_text(wake_latency_ns_, cpuidle_driver_));
 }
 

@@ -6,9 +6,13 @@
 // said in one line, with what it costs (docs/flow-engine.md#timing).
 #pragma once
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -96,7 +100,8 @@ class Timing {
   const std::vector<int>& worker_cpus() const { return cpus_; }
   // The one line of what could not be had and its cost; empty when nothing was lacking.
   const std::string& lacking() const { return lacking_; }
-  std::string describe() const;  // "SCHED_FIFO; workers on CPU 1 (eth0's interrupts go to 0); PM QoS 0 us"
+  // "SCHED_FIFO, feeder SCHED_IDLE while behind; workers on CPU 1 (eth0's interrupts go to 0); PM QoS 0 us"
+  std::string describe() const;
   nlohmann::json to_json() const;
 
  private:
@@ -108,6 +113,34 @@ class Timing {
   std::string cpuidle_driver_;  // read when a request is held
   std::string lacking_;
   std::unique_ptr<CpuLatencyRequest> wake_latency_;
+};
+
+// The feeder while the schedule runs ahead of the workers (a ring full): it
+// has nothing due then, and steps aside to SCHED_IDLE, running on CPU time no
+// other thread wants. On two CPUs shared with a server, its record writing
+// otherwise took the CPU of a worker or of the server, and the flows in flight
+// waited (bench/flow part 3). A worker whose ring runs low brings it back at
+// once, so that on a busy machine an idle feeder cannot starve the workers.
+// Only where the process may bring a thread back from SCHED_IDLE: root or
+// CAP_SYS_NICE, what SCHED_FIFO needs too (Timing::realtime()).
+class FeederPriority {
+ public:
+  // On the feeder's thread.
+  explicit FeederPriority(bool permitted) : permitted_(permitted), feeder_(pthread_self()) {}
+  ~FeederPriority() { step_back(); }
+  FeederPriority(const FeederPriority&) = delete;
+  FeederPriority& operator=(const FeederPriority&) = delete;
+
+  void step_aside();  // the feeder, finding a ring full
+  // The feeder, finding room in every ring, or a worker whose ring runs low.
+  void step_back();
+  bool aside() const { return aside_.load(std::memory_order_relaxed); }
+
+ private:
+  bool permitted_;
+  pthread_t feeder_;
+  std::mutex mutex_;
+  std::atomic<bool> aside_{false};
 };
 
 }  // namespace xtk

@@ -1,6 +1,11 @@
 // The client's timing choices that do not need privileges: which worker CPUs
-// keep away from the flows' network interrupts, and the route lookup.
+// keep away from the flows' network interrupts, and the route lookup; and the
+// feeder's step aside to SCHED_IDLE (as root).
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include "flow/timing.hpp"
 
@@ -71,6 +76,39 @@ TEST(Timing, BulkStreamsKeepNoStartTimes) {
   EXPECT_EQ(bulk.cpus, std::vector<int>{1});
   r.cpu_wake_latency_ns = 20'000;
   EXPECT_EQ(r.without_start_times().cpu_wake_latency_ns, 20'000);
+}
+
+// The feeder steps aside to SCHED_IDLE and back; a worker's thread brings it
+// back too, and its end leaves the thread at normal priority.
+TEST(FeederPriority, StepsAsideAndAnotherThreadBringsItBack) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: a thread at SCHED_IDLE comes back only with CAP_SYS_NICE";
+  std::thread feeder([] {
+    {
+      FeederPriority priority(true);
+      priority.step_aside();
+      EXPECT_TRUE(priority.aside());
+      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
+      std::thread worker([&priority] { priority.step_back(); });
+      worker.join();
+      EXPECT_FALSE(priority.aside());
+      EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+      priority.step_aside();
+      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
+    }
+    EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+  });
+  feeder.join();
+}
+
+// Without the right to come back (no SCHED_FIFO either), the feeder never steps aside.
+TEST(FeederPriority, StaysWhereItCannotComeBack) {
+  std::thread feeder([] {
+    FeederPriority priority(false);
+    priority.step_aside();
+    EXPECT_FALSE(priority.aside());
+    EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+  });
+  feeder.join();
 }
 
 }  // namespace xtk
