@@ -304,7 +304,7 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
     result.warnings.push_back(timing.lacking());
   }
   const FeederAffinity feeder_affinity(timing.worker_cpus());
-  FeederPriority feeder_priority(timing.realtime());
+  FeederPriority feeder_priority(timing.feeder_steps_aside());
   shared.feeder = &feeder_priority;
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));

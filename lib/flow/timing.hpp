@@ -96,6 +96,8 @@ class Timing {
   void set_worker_fifo(bool on) const;
 
   bool realtime() const { return realtime_; }
+  // With realtime(), where a thread may come back from SCHED_IDLE (FeederPriority).
+  bool feeder_steps_aside() const { return feeder_steps_aside_; }
   // The CPUs the workers run on (empty: not pinned).
   const std::vector<int>& worker_cpus() const { return cpus_; }
   // The one line of what could not be had and its cost; empty when nothing was lacking.
@@ -106,6 +108,7 @@ class Timing {
 
  private:
   bool realtime_ = false;
+  bool feeder_steps_aside_ = false;
   bool each_own_ = false;  // a list: worker i on cpus_[i % size]; else every worker may use all of cpus_
   std::vector<int> cpus_;
   std::string cpus_why_;
@@ -121,8 +124,9 @@ class Timing {
 // otherwise took the CPU of a worker or of the server, and the flows in flight
 // waited (bench/flow part 3). A worker whose ring runs low brings it back at
 // once, so that on a busy machine an idle feeder cannot starve the workers.
-// Only where the process may bring a thread back from SCHED_IDLE: root or
-// CAP_SYS_NICE, what SCHED_FIFO needs too (Timing::realtime()).
+// Only with SCHED_FIFO on, and where the process may bring a thread back from
+// SCHED_IDLE: root, CAP_SYS_NICE, or an RLIMIT_NICE that allows the feeder's
+// nice value (Timing::feeder_steps_aside()).
 class FeederPriority {
  public:
   // On the feeder's thread.

@@ -51,6 +51,7 @@ TEST(Timing, TurnedOffAskForNothingAndLackNothing) {
   EXPECT_TRUE(timing.worker_cpus().empty());
   EXPECT_TRUE(timing.lacking().empty());
   EXPECT_EQ(timing.describe(), "normal priority; workers not pinned: --cpus none; no PM QoS request");
+  EXPECT_FALSE(timing.feeder_steps_aside());
 }
 
 // A request held on a kernel without a cpuidle driver changes nothing: the
@@ -82,6 +83,10 @@ TEST(Timing, BulkStreamsKeepNoStartTimes) {
 // back too, and its end leaves the thread at normal priority.
 TEST(FeederPriority, StepsAsideAndAnotherThreadBringsItBack) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: a thread at SCHED_IDLE comes back only with CAP_SYS_NICE";
+  TimingRequest request;
+  request.pinning = CpuPinning::none;
+  request.cpu_wake_latency_ns = kWakeLatencyNone;
+  EXPECT_TRUE(Timing(request, {}).feeder_steps_aside());  // SCHED_FIFO, and the right to come back
   std::thread feeder([] {
     {
       FeederPriority priority(true);
@@ -100,7 +105,7 @@ TEST(FeederPriority, StepsAsideAndAnotherThreadBringsItBack) {
   feeder.join();
 }
 
-// Without the right to come back (no SCHED_FIFO either), the feeder never steps aside.
+// Not permitted (no SCHED_FIFO, or no right to come back), the feeder never steps aside.
 TEST(FeederPriority, StaysWhereItCannotComeBack) {
   std::thread feeder([] {
     FeederPriority priority(false);
