@@ -29,8 +29,9 @@ struct Destination {
 inline constexpr std::size_t kMaxDestinations = 1 << 16;
 // Congestion controls named by a schedule's cc column, the same way.
 inline constexpr std::size_t kMaxCongestionControls = 64;
-// Flows handed to one worker and not yet started.
-inline constexpr std::size_t kWorkerRingFlows = 1 << 16;
+// Flows handed to one worker and not yet started: what its ring holds (a
+// power of two of slots, one kept free).
+inline constexpr std::size_t kWorkerRingFlows = (1 << 17) - 1;
 // The feeder hands flows to their worker this long before their start, or
 // this much before the workers' pool look-ahead when that is longer.
 inline constexpr std::int64_t kFeederLookaheadNs = 50'000'000;
