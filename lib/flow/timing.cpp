@@ -238,20 +238,24 @@ void Timing::set_worker_fifo(bool on) const {
 }
 
 void FeederPriority::step_aside() {
-  if (!permitted_ || aside()) return;
-  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!permitted_ || idle_) return;
+  aside_.store(true, std::memory_order_seq_cst);
   const sched_param param{};
-  if (!aside() && pthread_setschedparam(feeder_, SCHED_IDLE, &param) == 0) aside_.store(true);
+  idle_ = pthread_setschedparam(feeder_, SCHED_IDLE, &param) == 0;
+  if (!idle_) aside_.store(false);
 }
 
 void FeederPriority::step_back() {
-  if (!aside()) return;
-  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!idle_) return;
   const sched_param param{};
-  if (!aside()) return;
-  // Refused only if the process lost its privileges meanwhile: asked once, not again each time a ring runs low.
   pthread_setschedparam(feeder_, SCHED_OTHER, &param);
+  idle_ = false;
   aside_.store(false);
+}
+
+void FeederPriority::bring_back() const {
+  const sched_param param{};
+  pthread_setschedparam(feeder_, SCHED_OTHER, &param);
 }
 
 std::string wake_latency_text(std::int64_t wake_latency_ns, const std::string& cpuidle_driver) {

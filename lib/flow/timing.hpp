@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -122,11 +121,17 @@ class Timing {
 // has nothing due then, and steps aside to SCHED_IDLE, running on CPU time no
 // other thread wants. On two CPUs shared with a server, its record writing
 // otherwise took the CPU of a worker or of the server, and the flows in flight
-// waited (bench/flow part 3). A worker whose ring runs low brings it back at
-// once, so that on a busy machine an idle feeder cannot starve the workers.
-// Only with SCHED_FIFO on, and where the process may bring a thread back from
+// waited (bench/flow part 3). A worker whose ring runs low brings it back, so
+// that on a busy machine an idle feeder cannot starve the workers. Only with
+// SCHED_FIFO on, and where the process may bring a thread back from
 // SCHED_IDLE: root, CAP_SYS_NICE, or an RLIMIT_NICE that allows the feeder's
 // nice value (Timing::feeder_steps_aside()).
+//
+// No lock: the feeder, at SCHED_IDLE, may wait long for a CPU at any point,
+// and a worker must never wait for it. `aside_` is set before the feeder's
+// step to SCHED_IDLE and cleared only after its step back, so the feeder is
+// never at SCHED_IDLE unseen; a worker's call that lands just before the step
+// aside is lost, and the worker's next call brings it back.
 class FeederPriority {
  public:
   // On the feeder's thread.
@@ -135,15 +140,19 @@ class FeederPriority {
   FeederPriority(const FeederPriority&) = delete;
   FeederPriority& operator=(const FeederPriority&) = delete;
 
-  void step_aside();  // the feeder, finding a ring full
-  // The feeder, finding room in every ring, or a worker whose ring runs low.
+  // The feeder's own steps: aside when it finds a ring full, back when every ring has room.
+  void step_aside();
   void step_back();
+  // Any thread: whether the feeder may be at SCHED_IDLE, and a worker's call
+  // to bring it back to normal priority (the feeder steps aside again only
+  // after its own step back).
   bool aside() const { return aside_.load(std::memory_order_relaxed); }
+  void bring_back() const;
 
  private:
   bool permitted_;
   pthread_t feeder_;
-  std::mutex mutex_;
+  bool idle_ = false;  // the feeder's own view: it stepped aside and not back
   std::atomic<bool> aside_{false};
 };
 

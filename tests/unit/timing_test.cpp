@@ -93,10 +93,12 @@ TEST(FeederPriority, StepsAsideAndAnotherThreadBringsItBack) {
       priority.step_aside();
       EXPECT_TRUE(priority.aside());
       EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
-      std::thread worker([&priority] { priority.step_back(); });
+      std::thread worker([&priority] { priority.bring_back(); });
       worker.join();
-      EXPECT_FALSE(priority.aside());
       EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
+      EXPECT_TRUE(priority.aside());  // still marked until its own step back: workers may ask again
+      priority.step_back();
+      EXPECT_FALSE(priority.aside());
       priority.step_aside();
       EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
     }
