@@ -304,8 +304,6 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
     result.warnings.push_back(timing.lacking());
   }
   const FeederAffinity feeder_affinity(timing.worker_cpus());
-  FeederPriority feeder_priority(timing.feeder_steps_aside());
-  shared.feeder = &feeder_priority;
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared, t));
   for (auto& w : workers) w->start(warm);
@@ -393,11 +391,6 @@ ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& i
           plan.handed_abs = 0;
         }
         have = feed.next(plan);
-      }
-      if (full) {
-        feeder_priority.step_aside();
-      } else {
-        feeder_priority.step_back();
       }
       if (!have) shared.feeding_done.store(true, std::memory_order_release);
       drain();

@@ -58,9 +58,8 @@ void add_flags(CLI::App& app, ClientFlags& f) {
       ->capture_default_str();
   app.add_option("--spin", f.spin, "wake this long before a flow's start and spin to it")->capture_default_str();
   app.add_flag("--realtime,!--no-realtime", f.realtime,
-               "SCHED_FIFO for the worker threads where permitted (root or CAP_SYS_NICE), and the feeder at "
-               "SCHED_IDLE while the workers are behind: on by default, --no-realtime for normal priority; never "
-               "in bulk mode (docs/flow-engine.md#timing)");
+               "SCHED_FIFO for the worker threads where permitted (root or CAP_SYS_NICE): on by default, "
+               "--no-realtime for normal priority; never in bulk mode (docs/flow-engine.md#timing)");
   app.add_option("--cpus", f.cpus,
                  "worker CPUs: auto (the CPUs that take none of the flows' network interrupts, where those are "
                  "found), none (no pinning), or a list: worker i on the i-th CPU, e.g. 1,2 or 2-5")

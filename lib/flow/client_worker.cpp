@@ -36,8 +36,6 @@ constexpr std::int64_t kBatchNs = 50'000;
 // priority until it sleeps a whole wait or a start comes within kNearNs.
 constexpr std::int64_t kBusyNs = 2'000'000;
 constexpr std::int64_t kNearNs = 1'000'000;
-// A worker whose ring runs low asks an idle feeder back at most this often.
-constexpr std::int64_t kBringBackNs = 1'000'000;
 
 }  // namespace
 
@@ -405,14 +403,6 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       }
       // Due flows left on the ring wait for connections as much as those queued for one.
       backlog_full = plan != nullptr && shared.start_mono_ns + plan->sched_ns <= now;
-      // The feeder stepped aside while this ring was full: it refills it now
-      // (asked again each millisecond until it has, FeederPriority).
-      if (shared.feeder != nullptr && shared.feeder->aside() && now - last_bring_back >= kBringBackNs &&
-          self.ring_.peek(kWorkerRingFlows / 4) == nullptr) {
-        shared.feeder->bring_back();
-        last_bring_back = now;
-        now = monotonic_ns();
-      }
       open_ahead(now);  // what follows until the wait (which reads the clock) needs no fresher time
     }
     // Never waits for the writer: a SCHED_FIFO worker blocked on a lock held

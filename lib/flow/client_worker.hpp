@@ -89,8 +89,7 @@ struct FinishedFlows {
 
 struct Shared {
   const ClientOptions& options;
-  const Timing* timing = nullptr;    // set before the workers start
-  FeederPriority* feeder = nullptr;  // the same, where the feeder may step aside
+  const Timing* timing = nullptr;  // set before the workers start
   std::vector<Destination> destinations;
   std::vector<std::string> congestion_controls;
   std::int64_t start_mono_ns = 0;  // the schedule's time zero on CLOCK_MONOTONIC

@@ -106,7 +106,6 @@ struct Worker::Impl {
   std::size_t ahead = 0;                // ring entries from the front counted into `upcoming`
   std::vector<std::uint32_t> short_of;  // destinations that may need connections opened ahead
   std::int64_t last_publish = 0;
-  std::int64_t last_bring_back = 0;         // when it last asked the feeder back (FeederPriority)
   std::int64_t last_sleep = 0;              // when the worker last slept (blocked in a wait)
   std::int64_t wait_from = 0, wait_to = 0;  // its last wait on the poller: entered, returned
   bool backlog_full = false;                // due flows left on the ring: kMaxPendingFlows wait for connections

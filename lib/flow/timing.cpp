@@ -55,20 +55,6 @@ bool fifo_permitted() {
   return permitted;
 }
 
-// Whether a thread may come back from SCHED_IDLE to normal priority (root,
-// CAP_SYS_NICE, or an RLIMIT_NICE that allows its nice value), tried on a
-// thread of its own: without the right, a thread at SCHED_IDLE stays there.
-bool idle_return_permitted() {
-  bool permitted = false;
-  std::thread probe([&permitted] {
-    const sched_param param{};
-    permitted = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) == 0 &&
-                pthread_setschedparam(pthread_self(), SCHED_OTHER, &param) == 0;
-  });
-  probe.join();
-  return permitted;
-}
-
 }  // namespace
 
 CpuChoice choose_worker_cpus(const std::vector<int>& allowed,
@@ -164,7 +150,6 @@ Timing::Timing(const TimingRequest& request, const std::vector<SocketAddress>& d
   if (request.realtime) {
     realtime_ = fifo_permitted();
     if (!realtime_) lacked.emplace_back("no SCHED_FIFO (needs root or CAP_SYS_NICE)");
-    feeder_steps_aside_ = realtime_ && idle_return_permitted();
   }
 
   switch (request.pinning) {
@@ -237,27 +222,6 @@ void Timing::set_worker_fifo(bool on) const {
   if (realtime_) set_thread_fifo(on);
 }
 
-void FeederPriority::step_aside() {
-  if (!permitted_ || idle_) return;
-  aside_.store(true, std::memory_order_seq_cst);
-  const sched_param param{};
-  idle_ = pthread_setschedparam(feeder_, SCHED_IDLE, &param) == 0;
-  if (!idle_) aside_.store(false);
-}
-
-void FeederPriority::step_back() {
-  if (!idle_) return;
-  const sched_param param{};
-  pthread_setschedparam(feeder_, SCHED_OTHER, &param);
-  idle_ = false;
-  aside_.store(false);
-}
-
-void FeederPriority::bring_back() const {
-  const sched_param param{};
-  pthread_setschedparam(feeder_, SCHED_OTHER, &param);
-}
-
 std::string wake_latency_text(std::int64_t wake_latency_ns, const std::string& cpuidle_driver) {
   if (wake_latency_ns < 0) return "no PM QoS request";
   return fmt::format("PM QoS {} us{}", wake_latency_ns / 1000,
@@ -273,15 +237,12 @@ std::string Timing::describe() const {
   } else {
     cpus = fmt::format("workers on CPU {} ({})", cpu_list_text(cpus_), cpus_why_);
   }
-  const char* priority = !realtime_            ? "normal priority"
-                         : feeder_steps_aside_ ? "SCHED_FIFO, feeder SCHED_IDLE while behind"
-                                               : "SCHED_FIFO";
-  return fmt::format("{}; {}; {}", priority, cpus, wake_latency_text(wake_latency_ns_, cpuidle_driver_));
+  return fmt::format("{}; {}; {}", realtime_ ? "SCHED_FIFO" : "normal priority", cpus,
+                     wake_latency_text(wake_latency_ns_, cpuidle_driver_));
 }
 
 nlohmann::json Timing::to_json() const {
   return {{"realtime", realtime_},
-          {"feeder_steps_aside", feeder_steps_aside_},
           {"worker_cpus", cpus_},
           {"worker_cpus_why", cpus_why_},
           {"cpu_wake_latency_ns", wake_latency_ns_ < 0 ? nlohmann::json() : nlohmann::json(wake_latency_ns_)},

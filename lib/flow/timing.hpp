@@ -6,9 +6,6 @@
 // said in one line, with what it costs (docs/flow-engine.md#timing).
 #pragma once
 
-#include <pthread.h>
-
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -95,19 +92,15 @@ class Timing {
   void set_worker_fifo(bool on) const;
 
   bool realtime() const { return realtime_; }
-  // With realtime(), where a thread may come back from SCHED_IDLE (FeederPriority).
-  bool feeder_steps_aside() const { return feeder_steps_aside_; }
   // The CPUs the workers run on (empty: not pinned).
   const std::vector<int>& worker_cpus() const { return cpus_; }
   // The one line of what could not be had and its cost; empty when nothing was lacking.
   const std::string& lacking() const { return lacking_; }
-  // "SCHED_FIFO, feeder SCHED_IDLE while behind; workers on CPU 1 (eth0's interrupts go to 0); PM QoS 0 us"
-  std::string describe() const;
+  std::string describe() const;  // "SCHED_FIFO; workers on CPU 1 (eth0's interrupts go to 0); PM QoS 0 us"
   nlohmann::json to_json() const;
 
  private:
   bool realtime_ = false;
-  bool feeder_steps_aside_ = false;
   bool each_own_ = false;  // a list: worker i on cpus_[i % size]; else every worker may use all of cpus_
   std::vector<int> cpus_;
   std::string cpus_why_;
@@ -115,45 +108,6 @@ class Timing {
   std::string cpuidle_driver_;  // read when a request is held
   std::string lacking_;
   std::unique_ptr<CpuLatencyRequest> wake_latency_;
-};
-
-// The feeder while the schedule runs ahead of the workers (a ring full): it
-// has nothing due then, and steps aside to SCHED_IDLE, running on CPU time no
-// other thread wants. On two CPUs shared with a server, its record writing
-// otherwise took the CPU of a worker or of the server, and the flows in flight
-// waited (bench/flow part 3). A worker whose ring runs low brings it back, so
-// that on a busy machine an idle feeder cannot starve the workers. Only with
-// SCHED_FIFO on, and where the process may bring a thread back from
-// SCHED_IDLE: root, CAP_SYS_NICE, or an RLIMIT_NICE that allows the feeder's
-// nice value (Timing::feeder_steps_aside()).
-//
-// No lock: the feeder, at SCHED_IDLE, may wait long for a CPU at any point,
-// and a worker must never wait for it. `aside_` is set before the feeder's
-// step to SCHED_IDLE and cleared only after its step back, so the feeder is
-// never at SCHED_IDLE unseen; a worker's call that lands just before the step
-// aside is lost, and the worker's next call brings it back.
-class FeederPriority {
- public:
-  // On the feeder's thread.
-  explicit FeederPriority(bool permitted) : permitted_(permitted), feeder_(pthread_self()) {}
-  ~FeederPriority() { step_back(); }
-  FeederPriority(const FeederPriority&) = delete;
-  FeederPriority& operator=(const FeederPriority&) = delete;
-
-  // The feeder's own steps: aside when it finds a ring full, back when every ring has room.
-  void step_aside();
-  void step_back();
-  // Any thread: whether the feeder may be at SCHED_IDLE, and a worker's call
-  // to bring it back to normal priority (the feeder steps aside again only
-  // after its own step back).
-  bool aside() const { return aside_.load(std::memory_order_relaxed); }
-  void bring_back() const;
-
- private:
-  bool permitted_;
-  pthread_t feeder_;
-  bool idle_ = false;  // the feeder's own view: it stepped aside and not back
-  std::atomic<bool> aside_{false};
 };
 
 }  // namespace xtk

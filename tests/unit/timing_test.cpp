@@ -1,11 +1,6 @@
 // The client's timing choices that do not need privileges: which worker CPUs
-// keep away from the flows' network interrupts, and the route lookup; and the
-// feeder's step aside to SCHED_IDLE (as root).
+// keep away from the flows' network interrupts, and the route lookup.
 #include <gtest/gtest.h>
-#include <sched.h>
-#include <unistd.h>
-
-#include <thread>
 
 #include "flow/timing.hpp"
 
@@ -51,7 +46,6 @@ TEST(Timing, TurnedOffAskForNothingAndLackNothing) {
   EXPECT_TRUE(timing.worker_cpus().empty());
   EXPECT_TRUE(timing.lacking().empty());
   EXPECT_EQ(timing.describe(), "normal priority; workers not pinned: --cpus none; no PM QoS request");
-  EXPECT_FALSE(timing.feeder_steps_aside());
 }
 
 // A request held on a kernel without a cpuidle driver changes nothing: the
@@ -77,45 +71,6 @@ TEST(Timing, BulkStreamsKeepNoStartTimes) {
   EXPECT_EQ(bulk.cpus, std::vector<int>{1});
   r.cpu_wake_latency_ns = 20'000;
   EXPECT_EQ(r.without_start_times().cpu_wake_latency_ns, 20'000);
-}
-
-// The feeder steps aside to SCHED_IDLE and back; a worker's thread brings it
-// back too, and its end leaves the thread at normal priority.
-TEST(FeederPriority, StepsAsideAndAnotherThreadBringsItBack) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root: a thread at SCHED_IDLE comes back only with CAP_SYS_NICE";
-  TimingRequest request;
-  request.pinning = CpuPinning::none;
-  request.cpu_wake_latency_ns = kWakeLatencyNone;
-  EXPECT_TRUE(Timing(request, {}).feeder_steps_aside());  // SCHED_FIFO, and the right to come back
-  std::thread feeder([] {
-    {
-      FeederPriority priority(true);
-      priority.step_aside();
-      EXPECT_TRUE(priority.aside());
-      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
-      std::thread worker([&priority] { priority.bring_back(); });
-      worker.join();
-      EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
-      EXPECT_TRUE(priority.aside());  // still marked until its own step back: workers may ask again
-      priority.step_back();
-      EXPECT_FALSE(priority.aside());
-      priority.step_aside();
-      EXPECT_EQ(sched_getscheduler(0), SCHED_IDLE);
-    }
-    EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
-  });
-  feeder.join();
-}
-
-// Not permitted (no SCHED_FIFO, or no right to come back), the feeder never steps aside.
-TEST(FeederPriority, StaysWhereItCannotComeBack) {
-  std::thread feeder([] {
-    FeederPriority priority(false);
-    priority.step_aside();
-    EXPECT_FALSE(priority.aside());
-    EXPECT_EQ(sched_getscheduler(0), SCHED_OTHER);
-  });
-  feeder.join();
 }
 
 }  // namespace xtk
