@@ -13,6 +13,7 @@ packages=(
   libpcap-dev tcpdump tshark iperf3 ethtool         # capture: xtk-log, its tests and bench/capture
   libgloo-dev                                       # xtk-collective's CPU backend (pulls libhiredis-dev)
   libibverbs-dev                                    # the RDMA transport (rdma-core)
+  liburing-dev                                      # the flow engine's batched sends (io_uring)
   iperf libtomlplusplus-dev python3                 # bench/flow peers; xtk-run configs
   slurm-wlm munge                                   # the local Slurm cluster of the CI job
   python3-torch patchelf                            # [training] command's test (a Gloo script); scripts/bundle.sh

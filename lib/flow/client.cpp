@@ -55,6 +55,7 @@ nlohmann::json ClientOptions::to_json() const {
           {"send_buffer", send_buffer},
           {"receive_buffer", receive_buffer},
           {"nodelay", nodelay},
+          {"batch_sends", batch_sends},
           {"flow_timeout_ns", flow_timeout_ns},
           {"retry_ns", retry_ns},
           {"grace_ns", grace_ns},

@@ -44,6 +44,7 @@ struct ClientOptions {
   std::string congestion_control;  // empty: the kernel's default
   int send_buffer = 0, receive_buffer = 0;
   bool nodelay = true;
+  bool batch_sends = true;  // a wake-up's sends in one io_uring call (transport.hpp, Poller::send_later)
   std::int64_t flow_timeout_ns = 60'000'000'000;
   std::int64_t retry_ns = 5'000'000'000;  // keep retrying a failing connect this long per flow
   std::int64_t grace_ns = 2'000'000'000;  // after an interrupt, for flows in flight

@@ -76,6 +76,9 @@ void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("--rcvbuf", f.receive_buffer, "SO_RCVBUF size, e.g. 4MiB (0 = the kernel's autotuning)")
       ->capture_default_str();
   app.add_flag("--no-nodelay", f.no_nodelay, "leave Nagle's algorithm on");
+  app.add_flag("--no-io-uring", f.no_io_uring,
+               "send each flow's first write at once; by default the flows that a worker's wake-up starts leave "
+               "together in one io_uring call, where the kernel allows it (docs/flow-engine.md#send-batching)");
   app.add_option("--flow-timeout", f.flow_timeout,
                  "a flow not done this long after its start (a bulk stream: after --duration) ends as timeout")
       ->capture_default_str();
@@ -120,6 +123,7 @@ std::vector<std::string> to_arguments(const ClientFlags& f) {
       .option("--sndbuf", f.send_buffer, d.send_buffer)
       .option("--rcvbuf", f.receive_buffer, d.receive_buffer)
       .flag("--no-nodelay", f.no_nodelay)
+      .flag("--no-io-uring", f.no_io_uring)
       .option("--flow-timeout", f.flow_timeout, d.flow_timeout)
       .option("--retry-for", f.retry, d.retry)
       .option("--grace", f.grace, d.grace)
@@ -209,6 +213,7 @@ ClientOptions to_options(const ClientFlags& f) {
   o.bulk_dst = f.bulk_dst;
   o.bulk_rate_bps = static_cast<std::uint64_t>(parse_flag("--rate", f.bulk_rate, parse_rate_bps));
   o.nodelay = !f.no_nodelay;
+  o.batch_sends = !f.no_io_uring;
   o.progress = !f.no_progress && !f.json;
   return o;
 }

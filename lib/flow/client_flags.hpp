@@ -25,7 +25,7 @@ struct ClientFlags {
   std::string policy = "pool", direction = "push";
   std::size_t pool_limit = 64, pool_init = 2;
   std::string pool_ahead = "40ms", spin = "100us", wake_latency, congestion_control;
-  bool realtime = true, no_nodelay = false;
+  bool realtime = true, no_nodelay = false, no_io_uring = false;
   std::string send_buffer = "0", receive_buffer = "0";
   std::string flow_timeout = "60s", retry = "5s", grace = "2s", duration = "0", start_at, token, link;
   unsigned bulk_streams = 0;

@@ -113,7 +113,7 @@ struct Worker::Impl {
   std::int64_t handshake_ns = 0;            // what recent slow handshakes took (client_pool.cpp, handshake_took)
   std::int64_t widest_ahead_ns = 0;         // the widest pool_ahead_ns() reached (for the summary)
 
-  Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), doorbell(poller) {
+  Impl(Shared& s, Worker& w) : shared(s), opt(s.options), self(w), poller(s.options.batch_sends), doorbell(poller) {
     ChannelOptions channel;
     channel.device = opt.device;
     channel.nodelay = opt.nodelay;

@@ -41,6 +41,7 @@ struct Server::Worker {
 
   explicit Worker(Server& s)
       : server(s),
+        poller(s.options_.batch_sends),
         transport(make_server_transport(s.options_.transport, ServerContext{s.settings_, stats, s.open_}, poller)) {}
 
   void run() {

@@ -30,6 +30,7 @@ struct ServerOptions {
   std::uint64_t max_flow_bytes = 1ULL << 40;
   std::uint64_t token = 0;  // 0 = no token required
   int send_buffer = 0, receive_buffer = 0;
+  bool batch_sends = true;  // a wake-up's acks in one io_uring call (transport.hpp, Poller::send_later)
 };
 
 struct ServerCounters {

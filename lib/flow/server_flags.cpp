@@ -34,6 +34,9 @@ void add_flags(CLI::App& app, ServerFlags& f) {
       ->capture_default_str();
   app.add_option("-i,--interval", f.interval, "statistics interval (0 = only the final line)")->capture_default_str();
   app.add_option("-t,--duration", f.duration, "stop after this long (0 = until SIGINT/SIGTERM)")->capture_default_str();
+  app.add_flag("--no-io-uring", f.no_io_uring,
+               "send each ack at once; by default the acks of the flows that end in one wake-up leave together in "
+               "one io_uring call, where the kernel allows it (docs/flow-engine.md#send-batching)");
   app.add_flag("--json", f.json, "JSON Lines instead of the table");
   app.add_flag("-q,--quiet", f.quiet, "no per-interval lines");
   add_flags(app, f.device);
@@ -55,6 +58,7 @@ std::vector<std::string> to_arguments(const ServerFlags& f) {
       .option("--rcvbuf", f.receive_buffer, d.receive_buffer)
       .option("--interval", f.interval, d.interval)
       .option("--duration", f.duration, d.duration)
+      .flag("--no-io-uring", f.no_io_uring)
       .flag("--json", f.json)
       .flag("--quiet", f.quiet)
       .list();
@@ -73,6 +77,7 @@ ServerOptions to_options(const ServerFlags& f) {
   o.token = token_from_phrase(f.token);
   o.send_buffer = parse_flag("--sndbuf", f.send_buffer, parse_socket_buffer_bytes);
   o.receive_buffer = parse_flag("--rcvbuf", f.receive_buffer, parse_socket_buffer_bytes);
+  o.batch_sends = !f.no_io_uring;
   return o;
 }
 

@@ -24,7 +24,7 @@ struct ServerFlags {
   std::string header_timeout = "5s", idle_timeout = "300s", max_flow_size = "1TiB", token;
   std::string send_buffer = "0", receive_buffer = "0";
   std::string interval = "1s", duration = "0";
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, no_io_uring = false;
   DeviceFlags device;
 
   bool operator==(const ServerFlags&) const = default;

@@ -9,13 +9,33 @@
 #include <csignal>
 #include <cstring>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "transport/transport.hpp"
 
 namespace xtk {
 
-Poller::Poller() : epoll_(epoll_create1(EPOLL_CLOEXEC)) {
+Poller::Poller(bool batch_sends) : epoll_(epoll_create1(EPOLL_CLOEXEC)) {
   if (!epoll_) throw Error(fmt::format("epoll_create1: {}", std::strerror(errno)));
+  if (batch_sends) sends_ = SendBatch::open();
+}
+
+Poller::~Poller() = default;
+
+void Poller::forget(EventSource& source) {
+  alive_.erase(&source);
+  std::erase_if(busy_polls_, [&](const auto& p) { return p.first == &source; });
+  if (sends_) sends_->forget(source);
+}
+
+char* Poller::send_later(int fd, std::size_t bytes, EventSource& source) {
+  return dispatching_ ? sends_->reserve(fd, bytes, source) : nullptr;
+}
+
+void Poller::flush_sends() {
+  if (!dispatching_) return;
+  dispatching_ = false;
+  if (!sends_->empty()) sends_->flush(monotonic_ns());
 }
 
 void Poller::add(int fd, EventSource& source, std::uint32_t events) {

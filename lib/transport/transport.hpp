@@ -35,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "transport/send_batch.hpp"
 #include "transport/socket.hpp"
 #include "transport/wire.hpp"
 
@@ -44,6 +45,9 @@ namespace xtk {
 class EventSource {
  public:
   virtual void on_events(std::uint32_t events, std::int64_t now) = 0;
+  // What a send through Poller::send_later did: the bytes sent, or -errno
+  // (-EAGAIN: the socket was full).
+  virtual void on_sent(std::int64_t /*result*/, std::int64_t /*now*/) {}
 
  protected:
   ~EventSource() = default;
@@ -53,17 +57,26 @@ class EventSource {
 // earlier event of the same batch closed is skipped.
 class Poller {
  public:
-  Poller();  // throws Error
+  // With `batch_sends`, the sends made while a wait's events are handled go
+  // out together through io_uring where the kernel allows it (send_later).
+  explicit Poller(bool batch_sends = false);  // throws Error
+  ~Poller();
+  Poller(const Poller&) = delete;
+  Poller& operator=(const Poller&) = delete;
   // Level-triggered events of `fd`, reported to `source`.
   void add(int fd, EventSource& source, std::uint32_t events);
   void modify(int fd, EventSource& source, std::uint32_t events);
   // `fd`'s events go to `to` from now on, none of this batch's to `from`.
   void hand_over(int fd, EventSource& from, EventSource& to, std::uint32_t events);
   // When the source goes away; closing its descriptor takes it out of the set.
-  void forget(EventSource& source) {
-    alive_.erase(&source);
-    std::erase_if(busy_polls_, [&](const auto& p) { return p.first == &source; });
-  }
+  void forget(EventSource& source);
+  // While dispatch hands out events: room for `bytes` to send on `fd` once
+  // they are all handled, in one system call with the other sends they make;
+  // `source.on_sent` then gets the result. Null: send now (outside dispatch,
+  // no batching here, the send too large or the batch full).
+  char* send_later(int fd, std::size_t bytes, EventSource& source);
+  // Whether sends are batched (asked for, and io_uring allowed).
+  bool batches_sends() const { return sends_ != nullptr; }
   // Something to poll without waiting (an RDMA completion queue) each time
   // the worker polls: in its spin phase before a start it calls dispatch with
   // a zero timeout, again and again, so completions are taken as they come,
@@ -83,7 +96,10 @@ class Poller {
  private:
   int wait(const timespec* timeout);
   int wait_legacy(const timespec* timeout);
+  void flush_sends();
   Fd epoll_;
+  std::unique_ptr<SendBatch> sends_;  // null: every send at once
+  bool dispatching_ = false;
   // Set once the kernel refuses epoll_pwait2 (before Linux 5.11, or a seccomp
   // profile that predates it): waits go through epoll_wait and its timer, as
   // epoll_wait counts whole milliseconds and a flow's start needs microseconds.
@@ -269,13 +285,18 @@ std::unique_ptr<ServerTransport> make_server_transport(const std::string& name, 
 template <typename BeforeEach>
 int Poller::dispatch(const timespec* timeout, BeforeEach before_each) {
   const int n = wait(timeout);
+  dispatching_ = sends_ != nullptr;
   for (int i = 0; i < n; ++i) {
     auto* source = static_cast<EventSource*>(events_[i].data.ptr);
     if (alive_.count(source) == 0) continue;  // closed by an earlier event of this batch
     const std::int64_t now = before_each();
-    if (now < 0) return n;
+    if (now < 0) {
+      flush_sends();
+      return n;
+    }
     source->on_events(events_[i].events, now);
   }
+  flush_sends();
   if (!busy_polls_.empty() && timeout != nullptr && timeout->tv_sec == 0 && timeout->tv_nsec == 0) {
     for (auto& [source, poll] : busy_polls_) {
       const std::int64_t now = before_each();

@@ -905,6 +905,37 @@ TEST(Loopback, WithoutEpollPwait2EveryFlowEndsOnTimeAndNoWorkerSpins) {
   EXPECT_EQ(server.wait(5s), 0);
 }
 
+// Where the kernel refuses io_uring (a seccomp profile, an old kernel), both
+// tools send at once: 1 KB flows all due together, which the batch would
+// otherwise carry (transport.hpp, Poller::send_later), all end.
+TEST(Loopback, WithoutIoUringEveryFlowEnds) {
+  TempDir dir;
+  {
+    std::ofstream s(dir.file("s.csv"));
+    s << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n";
+    for (int i = 0; i < 2000; ++i) s << fmt::format("{},0,h0,127.0.0.1,1000\n", i);
+  }
+  ChildProcess server({XTK_WITHOUT_SYSCALL_BIN, "io_uring_setup", XTK_SERVER_BIN, "--listen", "127.0.0.1:0"}, "",
+                      ChildOptions{.talk = true});
+  const auto listening = server.read_line(10s);
+  ASSERT_TRUE(listening) << server.unread();
+  const auto colon = listening->find("127.0.0.1:");
+  ASSERT_NE(colon, std::string::npos) << *listening;
+  const std::string port = listening->substr(colon + 10, listening->find(' ', colon) - colon - 10);
+  const auto r = run_command({XTK_WITHOUT_SYSCALL_BIN, "io_uring_setup", XTK_CLIENT_BIN, dir.file("s.csv"), "-p", port,
+                              "--pool-limit", "8", "-o", dir.file("r.csv"), "--json", "--no-progress"});
+  ASSERT_TRUE(r.ok()) << r.output;
+  const auto json = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(json["summary"]["flows_by_status"]["ok"], 2000) << r.output;
+  server.signal(SIGTERM);
+  std::optional<std::string> line;
+  while ((line = server.read_line(5s)) && line->find("# final:") == std::string::npos) {
+  }
+  ASSERT_TRUE(line) << server.unread();
+  EXPECT_NE(line->find("flows push 2000 "), std::string::npos) << *line;
+  EXPECT_EQ(server.wait(5s), 0);
+}
+
 TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {
   TempDir dir;
   const auto flows = write_schedule_file(dir.file("s.csv"), 10e6, 200'000'000);

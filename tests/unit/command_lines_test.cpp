@@ -80,10 +80,13 @@ TEST(CommandLines, ServerFlagsRoundTrip) {
   f.duration = "30s";
   f.json = true;
   f.quiet = true;
+  f.no_io_uring = true;
   EXPECT_EQ(parse<ServerFlags>(to_arguments(f), on<ServerFlags>), f);
   EXPECT_TRUE(to_arguments(ServerFlags{}).empty());
   EXPECT_EQ(to_options(f).max_flow_bytes, 4ULL << 30);
   EXPECT_EQ(to_options(f).send_buffer, 4096);
+  EXPECT_FALSE(to_options(f).batch_sends);
+  EXPECT_TRUE(to_options(ServerFlags{}).batch_sends);
 }
 
 TEST(CommandLines, ClientFlagsRoundTrip) {
@@ -106,6 +109,7 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   f.congestion_control = "dctcp";
   f.realtime = false;
   f.no_nodelay = true;
+  f.no_io_uring = true;
   f.send_buffer = "1";
   f.receive_buffer = "2MiB";
   f.flow_timeout = "3s";
@@ -129,6 +133,7 @@ TEST(CommandLines, ClientFlagsRoundTrip) {
   EXPECT_EQ(o.spin_ns, 50'000);
   EXPECT_EQ(o.start_at_realtime_ns, 1'764'000'000'500'000'000);
   EXPECT_EQ(o.bulk_rate_bps, 100'000'000U);
+  EXPECT_FALSE(o.batch_sends);
   EXPECT_EQ(o.device.message_bytes, 4096U);
   EXPECT_EQ(o.device.gid_index, 0);
 }

@@ -230,9 +230,44 @@ class TcpChannel final : public Channel, public EventSource {
     owner_.flow_ended({ok, std::move(error), stream_bytes_}, now);
   }
 
+  void on_sent(std::int64_t result, std::int64_t now) override {
+    if (result < 0 && result != -EAGAIN && result != -EINTR) {
+      end(false, fmt::format("send: {}", errno_text(static_cast<int>(-result))), now);
+      return;
+    }
+    if (result > 0) sent(static_cast<std::size_t>(result));
+    if (header_sent_ < kFlowHeaderBytes || payload_left_ > 0) write(now);  // the rest at once, or at EPOLLOUT
+  }
+
+  // A flow's first write, when the whole flow fits: handed to the poller, to
+  // leave with the other sends of this wait's events (transport.hpp).
+  bool hand_to_batch() {
+    const std::size_t bytes = kFlowHeaderBytes + payload_left_;
+    if (flow_.stream || header_sent_ > 0 || payload_left_ > SendBatch::kSlotBytes) return false;
+    char* room = poller_.send_later(fd_.get(), bytes, *this);
+    if (room == nullptr) return false;
+    std::memcpy(room, header_.data(), kFlowHeaderBytes);
+    std::memset(room + kFlowHeaderBytes, 0, payload_left_);
+    set_events(EPOLLIN | EPOLLRDHUP);  // the ack (push) or the data (pull), once on_sent has counted it
+    return true;
+  }
+
+  // Counts `n` bytes sent: the header's first, then the payload's (or the stream's).
+  void sent(std::size_t n) {
+    const std::size_t header_part = std::min(n, kFlowHeaderBytes - header_sent_);
+    header_sent_ += header_part;
+    n -= header_part;
+    if (flow_.stream) {
+      stream_bytes_ += n;
+    } else {
+      payload_left_ -= n;
+    }
+  }
+
   // Sends what it can; false when the flow ended (the channel may be gone).
   bool write(std::int64_t now) {
     const bool stream = flow_.stream;
+    if (hand_to_batch()) return true;
     std::size_t turn = 0;
     while (header_sent_ < kFlowHeaderBytes || payload_left_ > 0 || stream) {
       if (stream && now >= flow_.stop_abs_ns) {
@@ -256,15 +291,7 @@ class TcpChannel final : public Channel, public EventSource {
         end(false, fmt::format("send: {}", errno_text(errno)), now);
         return false;
       }
-      auto sent = static_cast<std::size_t>(n);
-      const std::size_t header_part = std::min(sent, kFlowHeaderBytes - header_sent_);
-      header_sent_ += header_part;
-      sent -= header_part;
-      if (stream) {
-        stream_bytes_ += sent;
-      } else {
-        payload_left_ -= sent;
-      }
+      sent(static_cast<std::size_t>(n));
       if (header_sent_ == kFlowHeaderBytes && payload_left_ == 0 && !stream) break;  // all sent: no clock read
       now = monotonic_ns();
       turn += static_cast<std::size_t>(n);

@@ -30,6 +30,7 @@ class Connection final : public EventSource {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   void on_events(std::uint32_t events, std::int64_t now) override;
+  void on_sent(std::int64_t result, std::int64_t now) override;  // the ack, sent with the wait's other sends
   // Closed by the sweep: no header within the header timeout, or no traffic within the idle timeout.
   bool expired(std::int64_t now);
 
@@ -40,6 +41,7 @@ class Connection final : public EventSource {
   bool consume(const char* data, std::size_t length);
   bool on_readable();
   bool on_writable();
+  bool acked(std::int64_t result);
   void set_writing(bool on);
 
   TcpServer& server_;
@@ -55,8 +57,9 @@ class Connection final : public EventSource {
   AckBytes ack_{};
   std::size_t ack_sent_ = 0;
   std::int64_t last_activity_ns_ = 0;
-  bool writing_ = false;  // EPOLLOUT registered
-  bool last_ = false;     // the flow is the connection's last: closed after it (wire.hpp)
+  bool writing_ = false;     // EPOLLOUT registered
+  bool ack_queued_ = false;  // in the poller's batch of sends (send_later)
+  bool last_ = false;        // the flow is the connection's last: closed after it (wire.hpp)
 };
 
 class TcpServer final : public ServerTransport {
@@ -169,6 +172,30 @@ void Connection::on_events(std::uint32_t events, std::int64_t now) {
   if (keep && (events & EPOLLOUT)) keep = on_writable();
   if (keep && (events & EPOLLERR)) keep = false;
   if (!keep) server_.close(*this);
+}
+
+// What a send of the ack did (bytes, or -errno); false when the connection is to be closed.
+bool Connection::acked(std::int64_t result) {
+  if (result < 0) {
+    if (result != -EAGAIN && result != -EINTR) return false;
+    set_writing(true);
+    return true;
+  }
+  ack_sent_ += static_cast<std::size_t>(result);
+  if (ack_sent_ < kAckBytes) {
+    set_writing(true);
+    return true;
+  }
+  bump(server_.context().stats.push_flows);
+  if (last_) return false;  // this end closes first: TIME_WAIT stays here, not on the client's port
+  state_ = State::header;
+  set_writing(false);
+  return true;
+}
+
+void Connection::on_sent(std::int64_t result, std::int64_t /*now*/) {
+  ack_queued_ = false;
+  if (!acked(result)) server_.close(*this);
 }
 
 void Connection::set_writing(bool on) {
@@ -308,7 +335,8 @@ bool Connection::on_readable() {
       if (n < 0) return errno == EAGAIN || errno == EINTR;
       bump(stats.bytes_received, static_cast<std::uint64_t>(n));
       if (!consume(buffer.data(), static_cast<std::size_t>(n))) return false;
-      if (state_ == State::header && static_cast<std::size_t>(n) < kHeaderRead) return true;  // drained
+      if ((state_ == State::header || ack_queued_) && static_cast<std::size_t>(n) < kHeaderRead)
+        return true;  // drained
       continue;
     }
     // ack or pull_body: nothing may arrive now. Data is a protocol error
@@ -327,22 +355,16 @@ bool Connection::on_readable() {
 bool Connection::on_writable() {
   auto& stats = server_.context().stats;
   if (state_ == State::ack) {
+    if (ack_queued_) return true;
+    if (ack_sent_ == 0) {
+      if (char* room = server_.poller().send_later(fd_.get(), kAckBytes, *this)) {
+        std::memcpy(room, ack_.data(), kAckBytes);
+        ack_queued_ = true;
+        return true;
+      }
+    }
     const ssize_t n = send_now(fd_.get(), ack_.data() + ack_sent_, kAckBytes - ack_sent_, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno != EAGAIN && errno != EINTR) return false;
-      set_writing(true);
-      return true;
-    }
-    ack_sent_ += static_cast<std::size_t>(n);
-    if (ack_sent_ < kAckBytes) {
-      set_writing(true);
-      return true;
-    }
-    bump(stats.push_flows);
-    if (last_) return false;  // this end closes first: TIME_WAIT stays here, not on the client's port
-    state_ = State::header;
-    set_writing(false);
-    return true;
+    return acked(n >= 0 ? n : -errno);
   }
   if (state_ == State::pull_body) {
     auto& buffer = server_.buffer();
