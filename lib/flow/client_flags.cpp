@@ -35,7 +35,9 @@ void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("--transport", f.transport,
                  fmt::format("how flows move: {} (docs/flow-engine.md)", fmt::join(transport_names(), ", ")))
       ->capture_default_str();
-  app.add_option("--map", f.map, "NAME=ADDRESS[:PORT] for schedule destinations, repeatable or comma-separated");
+  // One value per occurrence: `--map h1=10.0.0.2 web.csv` must leave the schedule to the positional.
+  app.add_option("--map", f.map, "NAME=ADDRESS[:PORT] for schedule destinations, repeatable or comma-separated")
+      ->allow_extra_args(false);
   app.add_option("-p,--port", f.port, "server port for destinations given without one")->capture_default_str();
   app.add_option("-T,--threads", f.threads,
                  "worker threads, flows spread round-robin (0: 1 for a schedule; with --bulk N, N up to the CPUs "
@@ -63,6 +65,7 @@ void add_flags(CLI::App& app, ClientFlags& f) {
   app.add_option("--cpus", f.cpus,
                  "worker CPUs: auto (the CPUs that take none of the flows' network interrupts, where those are "
                  "found), none (no pinning), or a list: worker i on the i-th CPU, e.g. 1,2 or 2-5")
+      ->allow_extra_args(false)
       ->default_str("auto");
   app.add_option("--cpu-wake-latency", f.wake_latency,
                  "while running, keep every CPU out of idle states slower than this to leave (PM QoS; 0 = idle "

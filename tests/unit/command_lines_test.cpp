@@ -157,6 +157,16 @@ TEST(CommandLines, ClientThreadsFollowTheBulkStreamsUpToTheCpus) {
   EXPECT_EQ(parse<ClientFlags>({"--bulk", "4"}, on<ClientFlags>).threads, 0U);
 }
 
+// A repeatable option takes one value each time: the schedule after it stays the schedule.
+TEST(CommandLines, RepeatableClientOptionsLeaveTheScheduleAfterThem) {
+  const auto f = parse<ClientFlags>({"--cpus", "none", "--map", "h1=10.0.0.2", "web.csv"}, on<ClientFlags>);
+  EXPECT_EQ(f.schedule, "web.csv");
+  EXPECT_EQ(f.cpus, std::vector<std::string>{"none"});
+  EXPECT_EQ(f.map, std::vector<std::string>{"h1=10.0.0.2"});
+  const auto twice = parse<ClientFlags>({"--cpus", "0", "--cpus", "1", "web.csv"}, on<ClientFlags>);
+  EXPECT_EQ(twice.cpus, (std::vector<std::string>{"0", "1"}));
+}
+
 // Precision is the default (issue 19); each choice has a word that turns it off.
 TEST(CommandLines, ClientTimingDefaultsAndTheirOffSwitches) {
   ClientFlags f;
