@@ -174,6 +174,8 @@ class TcpChannel final : public Channel, public EventSource {
     if (events & EPOLLOUT) {
       if (!write(now)) return;
     }
+    // The server's close often comes with a last flow's ack: then nothing is left to wait for.
+    peer_closed_ = (events & (EPOLLRDHUP | EPOLLHUP)) != 0;
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) read(now);
   }
 
@@ -225,7 +227,7 @@ class TcpChannel final : public Channel, public EventSource {
   // Ends the flow: the owner may start the next one on this channel or close it.
   void end(bool ok, std::string error, std::int64_t now) {
     state_ = State::idle;
-    await_close_ = ok && flow_.last;  // the server closes first
+    await_close_ = ok && flow_.last && !peer_closed_;  // the server closes first
     if (ok) set_events(EPOLLIN | EPOLLRDHUP);
     owner_.flow_ended({ok, std::move(error), stream_bytes_}, now);
   }
@@ -357,6 +359,7 @@ class TcpChannel final : public Channel, public EventSource {
   SendBuffer& buffer_;
   Closings& closings_;
   bool await_close_ = false;
+  bool peer_closed_ = false;  // the server's FIN is in (EPOLLRDHUP): closing now leaves no TIME_WAIT here
   State state_ = State::connecting;
   std::uint32_t events_ = 0;
   int dscp_ = 0;
