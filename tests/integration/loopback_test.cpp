@@ -859,6 +859,36 @@ TEST(Loopback, WithoutRootTheClientSaysWhatTimingItLacked) {
             "normal priority; workers not pinned: --cpus none; no PM QoS request");
 }
 
+// xtk-server as a child with one system call refused (xtk-test-without-syscall).
+class ServerWithout {
+ public:
+  explicit ServerWithout(const char* syscall)
+      : child_({XTK_WITHOUT_SYSCALL_BIN, syscall, XTK_SERVER_BIN, "--listen", "127.0.0.1:0"}, "",
+               ChildOptions{.talk = true}) {}
+  // The port its first line names; empty when it said none.
+  std::string port() {
+    const auto listening = child_.read_line(10s);
+    const auto colon = listening ? listening->find("127.0.0.1:") : std::string::npos;
+    if (colon == std::string::npos) return "";
+    return listening->substr(colon + 10, listening->find(' ', colon) - colon - 10);
+  }
+  // Stops it: its "# final:" line, empty when none came.
+  std::string stop() {
+    child_.signal(SIGTERM);
+    std::optional<std::string> line;
+    while ((line = child_.read_line(5s)) && line->find("# final:") == std::string::npos) {
+    }
+    status_ = child_.wait(5s);
+    return line.value_or("");
+  }
+  std::optional<int> status() const { return status_; }
+  std::string unread() { return child_.unread(); }
+
+ private:
+  ChildProcess child_;
+  std::optional<int> status_;
+};
+
 // Linux before 5.11 (RHEL 8's 4.18, on many clusters) has no epoll_pwait2: both
 // tools then wait with epoll_wait and a timerfd. Every flow still ends, each
 // starts on time, and neither worker spins between starts.
@@ -869,13 +899,9 @@ TEST(Loopback, WithoutEpollPwait2EveryFlowEndsOnTimeAndNoWorkerSpins) {
     s << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n";
     for (int i = 0; i < 300; ++i) s << fmt::format("{},{},h0,127.0.0.1,1000\n", i, i * 5'000'000);
   }
-  ChildProcess server({XTK_WITHOUT_SYSCALL_BIN, "epoll_pwait2", XTK_SERVER_BIN, "--listen", "127.0.0.1:0"}, "",
-                      ChildOptions{.talk = true});
-  const auto listening = server.read_line(10s);
-  ASSERT_TRUE(listening) << server.unread();
-  const auto colon = listening->find("127.0.0.1:");
-  ASSERT_NE(colon, std::string::npos) << *listening;
-  const std::string port = listening->substr(colon + 10, listening->find(' ', colon) - colon - 10);
+  ServerWithout server("epoll_pwait2");
+  const std::string port = server.port();
+  ASSERT_FALSE(port.empty()) << server.unread();
   rusage before{};
   getrusage(RUSAGE_CHILDREN, &before);
   const auto started = std::chrono::steady_clock::now();
@@ -896,13 +922,9 @@ TEST(Loopback, WithoutEpollPwait2EveryFlowEndsOnTimeAndNoWorkerSpins) {
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
   };
   EXPECT_LT(cpu_s(after) - cpu_s(before), 0.5 * wall_s) << "the client spun: " << r.output;
-  server.signal(SIGTERM);
-  std::optional<std::string> line;
-  while ((line = server.read_line(5s)) && line->find("# final:") == std::string::npos) {
-  }
-  ASSERT_TRUE(line) << server.unread();
-  EXPECT_NE(line->find("flows push 300 "), std::string::npos) << *line;
-  EXPECT_EQ(server.wait(5s), 0);
+  const std::string final_line = server.stop();
+  EXPECT_NE(final_line.find("flows push 300 "), std::string::npos) << final_line << server.unread();
+  EXPECT_EQ(server.status(), 0);
 }
 
 // Where the kernel refuses io_uring (a seccomp profile, an old kernel), both
@@ -915,25 +937,17 @@ TEST(Loopback, WithoutIoUringEveryFlowEnds) {
     s << "# xtk-schedule\n# format_version=1\nflow_id,start_ns,src,dst,size_bytes\n";
     for (int i = 0; i < 2000; ++i) s << fmt::format("{},0,h0,127.0.0.1,1000\n", i);
   }
-  ChildProcess server({XTK_WITHOUT_SYSCALL_BIN, "io_uring_setup", XTK_SERVER_BIN, "--listen", "127.0.0.1:0"}, "",
-                      ChildOptions{.talk = true});
-  const auto listening = server.read_line(10s);
-  ASSERT_TRUE(listening) << server.unread();
-  const auto colon = listening->find("127.0.0.1:");
-  ASSERT_NE(colon, std::string::npos) << *listening;
-  const std::string port = listening->substr(colon + 10, listening->find(' ', colon) - colon - 10);
+  ServerWithout server("io_uring_setup");
+  const std::string port = server.port();
+  ASSERT_FALSE(port.empty()) << server.unread();
   const auto r = run_command({XTK_WITHOUT_SYSCALL_BIN, "io_uring_setup", XTK_CLIENT_BIN, dir.file("s.csv"), "-p", port,
                               "--pool-limit", "8", "-o", dir.file("r.csv"), "--json", "--no-progress"});
   ASSERT_TRUE(r.ok()) << r.output;
   const auto json = nlohmann::json::parse(r.output.substr(r.output.find('{')));
   EXPECT_EQ(json["summary"]["flows_by_status"]["ok"], 2000) << r.output;
-  server.signal(SIGTERM);
-  std::optional<std::string> line;
-  while ((line = server.read_line(5s)) && line->find("# final:") == std::string::npos) {
-  }
-  ASSERT_TRUE(line) << server.unread();
-  EXPECT_NE(line->find("flows push 2000 "), std::string::npos) << *line;
-  EXPECT_EQ(server.wait(5s), 0);
+  const std::string final_line = server.stop();
+  EXPECT_NE(final_line.find("flows push 2000 "), std::string::npos) << final_line << server.unread();
+  EXPECT_EQ(server.status(), 0);
 }
 
 TEST(Loopback, UnreachableServerFailsFlowsWithTheReason) {

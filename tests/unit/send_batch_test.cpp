@@ -37,14 +37,21 @@ Pair connected_pair() {
   return {std::move(near), std::move(far)};
 }
 
+// A source in `poller` for the input of its socket, while it lives.
+struct Registered : EventSource {
+  Registered(Poller& p, Fd s) : poller(p), fd(std::move(s)) { poller.add(fd.get(), *this, EPOLLIN); }
+  Registered(const Registered&) = delete;
+  Registered& operator=(const Registered&) = delete;
+  Poller& poller;
+  Fd fd;
+
+ protected:
+  ~Registered() { poller.forget(*this); }
+};
+
 // Answers each byte the peer sends with `reply`, through send_later.
-struct Echo final : EventSource {
-  Echo(Poller& p, Fd s, std::string r) : poller(p), fd(std::move(s)), reply(std::move(r)) {
-    poller.add(fd.get(), *this, EPOLLIN);
-  }
-  ~Echo() { poller.forget(*this); }
-  Echo(const Echo&) = delete;
-  Echo& operator=(const Echo&) = delete;
+struct Echo final : Registered {
+  Echo(Poller& p, Fd s, std::string r) : Registered(p, std::move(s)), reply(std::move(r)) {}
   void on_events(std::uint32_t, std::int64_t) override {
     char byte = 0;
     ASSERT_EQ(recv(fd.get(), &byte, 1, 0), 1);
@@ -56,8 +63,6 @@ struct Echo final : EventSource {
     }
   }
   void on_sent(std::int64_t result, std::int64_t) override { results.push_back(result); }
-  Poller& poller;
-  Fd fd;
   std::string reply;
   int batched = 0;
   std::vector<std::int64_t> results;
@@ -128,20 +133,13 @@ TEST(SendBatch, ASourceThatGoesAwayBeforeTheFlushSendsNothing) {
   Pair first = connected_pair(), second = connected_pair();
   auto doomed = std::make_unique<Echo>(poller, std::move(first.near), "never");
   // The second source's event closes the first after its send was queued.
-  struct Closer final : EventSource {
-    Closer(Poller& p, Fd s, std::unique_ptr<Echo>& v) : poller(p), fd(std::move(s)), victim(v) {
-      poller.add(fd.get(), *this, EPOLLIN);
-    }
-    ~Closer() { poller.forget(*this); }
-    Closer(const Closer&) = delete;
-    Closer& operator=(const Closer&) = delete;
+  struct Closer final : Registered {
+    Closer(Poller& p, Fd s, std::unique_ptr<Echo>& v) : Registered(p, std::move(s)), victim(v) {}
     void on_events(std::uint32_t, std::int64_t) override {
       char byte = 0;
       ASSERT_EQ(recv(fd.get(), &byte, 1, 0), 1);
       victim.reset();
     }
-    Poller& poller;
-    Fd fd;
     std::unique_ptr<Echo>& victim;
   } closer(poller, std::move(second.near), doomed);
   ASSERT_EQ(send(first.far.get(), "x", 1, 0), 1);
