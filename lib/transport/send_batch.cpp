@@ -1,6 +1,10 @@
 #include "transport/send_batch.hpp"
 
+#ifdef XTK_HAVE_LIBURING
 #include <liburing.h>
+#else
+struct io_uring {};  // built without liburing (lib/transport/CMakeLists.txt): no batch ever opens
+#endif
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -9,6 +13,9 @@
 #include "transport/transport.hpp"
 
 namespace xtk {
+
+#ifdef XTK_HAVE_LIBURING
+
 namespace {
 
 constexpr std::int64_t kNoResult = INT64_MIN;
@@ -95,5 +102,16 @@ void SendBatch::flush(std::int64_t now) {
   slots_.clear();
   flushing_ = false;
 }
+
+#else
+
+std::unique_ptr<SendBatch> SendBatch::open() { return nullptr; }
+SendBatch::SendBatch(std::unique_ptr<io_uring> ring) : ring_(std::move(ring)) {}
+SendBatch::~SendBatch() = default;
+char* SendBatch::reserve(int /*fd*/, std::size_t /*bytes*/, EventSource& /*source*/) { return nullptr; }
+void SendBatch::forget(const EventSource& /*source*/) {}
+void SendBatch::flush(std::int64_t /*now*/) {}
+
+#endif
 
 }  // namespace xtk
