@@ -11,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "transport/send_batch.hpp"
 #include "transport/transport.hpp"
 
 namespace xtk {

@@ -43,7 +43,7 @@ SendBatch::~SendBatch() { io_uring_queue_exit(ring_.get()); }
 char* SendBatch::reserve(int fd, std::size_t bytes, EventSource& source) {
   if (broken_ || flushing_ || bytes > kSlotBytes || slots_.size() >= kSlots) return nullptr;
   char* room = room_.data() + slots_.size() * kSlotBytes;
-  slots_.push_back({fd, bytes, &source, kNoResult});
+  slots_.push_back({fd, bytes, &source, 0, kNoResult});
   return room;
 }
 
@@ -57,8 +57,9 @@ void SendBatch::flush(std::int64_t now) {
   flushing_ = true;
   unsigned queued = 0;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    const Slot& slot = slots_[i];
+    Slot& slot = slots_[i];
     if (slot.source == nullptr) continue;
+    slot.order = queued;
     io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());  // never null: the ring has a slot's entry each
     // MSG_DONTWAIT: a full socket answers -EAGAIN, as send() would, and the
     // source waits for EPOLLOUT; without it io_uring would wait in the kernel.
@@ -82,15 +83,24 @@ void SendBatch::flush(std::int64_t now) {
     io_uring_cqe_seen(ring_.get(), cqe);
     ++got;
   }
-  // What io_uring did not take or answer goes by send() now, and the ring is
-  // not used again (entries left in it would go out with a later batch).
-  if (submitted < static_cast<int>(queued)) broken_ = true;
+  // Never expected: io_uring took fewer entries than queued (it takes them in
+  // order), or its answer failed to come. The ring is not used again (entries
+  // left in it would go out with a later batch); what it did not take goes by
+  // send() now, and what it took without answering fails (sent again, its
+  // bytes could reach the peer twice).
+  bool answered = true;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
     if (slot.source == nullptr || slot.result != kNoResult) continue;
+    answered = false;
+    if (static_cast<int>(slot.order) < submitted) {
+      slot.result = -EIO;
+      continue;
+    }
     const ssize_t n = send_now(slot.fd, room_.data() + i * kSlotBytes, slot.bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
     slot.result = n >= 0 ? n : -errno;
   }
+  if (!answered) broken_ = true;
   // A source's answer may end its flow, start another, or close other
   // sources: those are dropped from the slots as they go.
   for (Slot& slot : slots_) {

@@ -49,6 +49,7 @@ class SendBatch {
     int fd = -1;
     std::size_t bytes = 0;
     EventSource* source = nullptr;  // null: dropped
+    unsigned order = 0;             // its place among the entries submitted
     std::int64_t result = 0;
   };
   std::unique_ptr<io_uring> ring_;

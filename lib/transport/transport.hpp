@@ -35,11 +35,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "transport/send_batch.hpp"
 #include "transport/socket.hpp"
 #include "transport/wire.hpp"
 
 namespace xtk {
+
+class SendBatch;  // send_batch.hpp
 
 // Something with a descriptor in a worker's Poller.
 class EventSource {

@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "transport/send_batch.hpp"
 #include "transport/socket.hpp"
 #include "transport/transport.hpp"
 

@@ -244,9 +244,8 @@ class TcpChannel final : public Channel, public EventSource {
   // A flow's first write, when the whole flow fits: handed to the poller, to
   // leave with the other sends of this wait's events (transport.hpp).
   bool hand_to_batch() {
-    const std::size_t bytes = kFlowHeaderBytes + payload_left_;
-    if (flow_.stream || header_sent_ > 0 || payload_left_ > SendBatch::kSlotBytes) return false;
-    char* room = poller_.send_later(fd_.get(), bytes, *this);
+    if (flow_.stream || header_sent_ > 0) return false;
+    char* room = poller_.send_later(fd_.get(), kFlowHeaderBytes + payload_left_, *this);  // null when too large
     if (room == nullptr) return false;
     std::memcpy(room, header_.data(), kFlowHeaderBytes);
     std::memset(room + kFlowHeaderBytes, 0, payload_left_);
