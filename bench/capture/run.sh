@@ -241,7 +241,7 @@ echo "   same timing, $pairs interleaved pairs per condition (issue 4's goal: p9
 echo "   sources: 'all' = net:eth0 (all 24 statistics, one netlink request), 'few' = $few"
 fmt='%-40s %-9s %9s %8s %11s %16s %7s %6s %8s\n'
 printf "$fmt" condition run counters samples err_p99_us interval_max_us missed slow cpu_pct
-cc -O2 -o "$tmp/sleep_floor" "$root/bench/capture/sleep_floor.c"
+cc -O2 -pthread -o "$tmp/sleep_floor" "$root/bench/capture/sleep_floor.c"
 # The tuned configuration: the sampler pinned off CPU 0 (where the bench's other work lands when it
 # is confined), SCHED_FIFO, 10 us of spin, and idle CPUs kept polling (PM QoS) so that no wake-up
 # pays the exit from the VM's halt. The floor gets the same.

@@ -6,7 +6,8 @@
 //
 //   xtk-bench-timer-floor MEAN_GAP_US SECONDS GUARD_US CPU [WAKE_LATENCY_US]
 // prints: events p50_us p99_us max_us fifo(0|1)
-// WAKE_LATENCY_US holds a PM QoS request as xtk-client --cpu-wake-latency does.
+// WAKE_LATENCY_US holds a PM QoS request as xtk-client --cpu-wake-latency does
+// (on a kernel without a cpuidle driver, CPU polled at SCHED_IDLE as there).
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -37,12 +38,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s MEAN_GAP_US SECONDS GUARD_US CPU [WAKE_LATENCY_US]\n", argv[0]);
     return 2;
   }
-  std::optional<xtk::CpuLatencyRequest> wake_latency;
-  if (argc == 6) wake_latency.emplace(std::atoi(argv[5]), "WAKE_LATENCY_US");
   const double mean_gap_ns = std::atof(argv[1]) * 1e3;
   const long long duration_ns = static_cast<long long>(std::atof(argv[2]) * 1e9);
   const long long guard_ns = static_cast<long long>(std::atof(argv[3]) * 1e3);
   const int cpu = std::atoi(argv[4]);
+  std::optional<xtk::CpuLatencyRequest> wake_latency;
+  if (argc == 6) wake_latency.emplace(std::atoll(argv[5]) * 1000, "WAKE_LATENCY_US", std::vector<int>{cpu});
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -16,6 +16,7 @@
 
 #include "core/clock.hpp"
 #include "core/cpu_latency.hpp"
+#include "core/cpus.hpp"
 #include "core/error.hpp"
 #include "formats/counters.hpp"
 
@@ -76,7 +77,9 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
   header.emplace_back("period_ns", std::to_string(o.period_ns));
   header.emplace_back("slow_limit_ns", std::to_string(report.slow_ns));
   // Before the file is made: a time the kernel cannot take leaves nothing behind.
-  const CpuLatencyRequest wake_latency(o.cpu_wake_latency_ns, "--cpu-wake-latency");
+  const CpuLatencyRequest wake_latency(o.cpu_wake_latency_ns, "--cpu-wake-latency",
+                                       o.cpu >= 0 ? std::vector<int>{o.cpu} : allowed_cpus());
+  report.wake_latency = wake_latency.describe();
   // The writer thread starts before the scheduling changes, so it keeps normal priority and any CPU.
   CountersWriter writer(o.out, header);
   std::vector<Active> active;
@@ -93,6 +96,7 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
 
   const std::int64_t start = monotonic_ns();
   const std::int64_t cpu_start = cpu_ns();
+  const std::int64_t polling_start = wake_latency.polling_cpu_ns();
   const std::int64_t end = o.duration_ns > 0 ? start + o.duration_ns : INT64_MAX;
   std::int64_t deadline = start;
   std::int64_t previous = 0;
@@ -150,8 +154,14 @@ SamplerReport run_sampler(std::vector<std::unique_ptr<CounterSource>>& sources, 
     }
   }
   report.wall_ns = monotonic_ns() - start;
-  report.cpu_percent =
-      report.wall_ns > 0 ? 100.0 * static_cast<double>(cpu_ns() - cpu_start) / static_cast<double>(report.wall_ns) : 0;
+  // The sampler's own CPU apart from the polling that keeps the PM QoS request on a kernel without a cpuidle driver.
+  const std::int64_t polling = wake_latency.polling_cpu_ns() - polling_start;
+  const std::int64_t own = cpu_ns() - cpu_start - polling;
+  const auto share = [&](std::int64_t ns) {
+    return report.wall_ns > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(report.wall_ns) : 0.0;
+  };
+  report.cpu_percent = share(own);
+  report.polling_cpu_percent = share(polling);
   writer.close();
   report.rows = writer.rows();
   report.all_vanished = active.empty() && !sources.empty();

@@ -42,7 +42,9 @@ struct SamplerReport {
   LogHistogram late_ns;      // wake-up after the deadline
   LogHistogram read_ns;      // time to read every source
   std::int64_t wall_ns = 0;
-  double cpu_percent = 0;             // of one CPU, the whole process (sampler and writer)
+  double cpu_percent = 0;             // of one CPU, the whole process (sampler and writer) but its idle polling
+  double polling_cpu_percent = 0;     // of one CPU, the idle pollers keeping --cpu-wake-latency (none: 0)
+  std::string wake_latency;           // how --cpu-wake-latency was kept (CpuLatencyRequest::describe)
   std::vector<std::string> vanished;  // "net:eth0: ... at +1.2 s"
   bool all_vanished = false;          // sampling ended because no source was left
 };

@@ -9,11 +9,14 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/cpus.hpp"
 #include "core/error.hpp"
+#include "core/idle_poller.hpp"
+#include "core/kernel_files.hpp"
 
 namespace xtk {
 
-CpuLatencyRequest::CpuLatencyRequest(std::int64_t max_wake_ns, const std::string& flag) {
+CpuLatencyRequest::CpuLatencyRequest(std::int64_t max_wake_ns, const std::string& flag, const std::vector<int>& cpus) {
   if (max_wake_ns < 0) return;
   const std::int64_t max_wake_us = max_wake_ns / 1000;
   if (max_wake_us > INT32_MAX) throw UsageError(fmt::format("{}: at most {} s", flag, INT32_MAX / 1'000'000));
@@ -28,10 +31,39 @@ CpuLatencyRequest::CpuLatencyRequest(std::int64_t max_wake_ns, const std::string
     close(fd_);
     throw Error(fmt::format("{}: /dev/cpu_dma_latency refused {} us: {}", flag, max_wake_us, std::strerror(error)));
   }
+  max_wake_ns_ = max_wake_ns;
+  cpuidle_driver_ = read_first_line("/sys/devices/system/cpu/cpuidle/current_driver");
+  if (cpuidle_driver_ != "none") return;
+  not_polled_ = cgroup_cpu_quota();
+  if (!not_polled_.empty()) return;
+  pollers_ = std::make_unique<IdlePollers>(cpus);
+  not_polled_ = pollers_->refused();
 }
 
 CpuLatencyRequest::~CpuLatencyRequest() {
+  pollers_.reset();
   if (fd_ >= 0) close(fd_);
+}
+
+std::string CpuLatencyRequest::describe() const {
+  return wake_latency_text(max_wake_ns_, cpuidle_driver_, polled_cpus(), not_polled_);
+}
+
+std::vector<int> CpuLatencyRequest::polled_cpus() const { return pollers_ ? pollers_->cpus() : std::vector<int>{}; }
+
+std::int64_t CpuLatencyRequest::polling_cpu_ns() const { return pollers_ ? pollers_->cpu_ns() : 0; }
+
+std::string wake_latency_text(std::int64_t max_wake_ns, const std::string& cpuidle_driver,
+                              const std::vector<int>& polled, const std::string& not_polled) {
+  if (max_wake_ns < 0) return "no PM QoS request";
+  std::string request = fmt::format("PM QoS {} us", max_wake_ns / 1000);
+  if (cpuidle_driver != "none") return request;  // the kernel keeps it (or nothing is known: no sysfs file)
+  if (!polled.empty()) {
+    return fmt::format("{}, kept by polling CPU {} at SCHED_IDLE (no cpuidle driver){}", request, cpu_list_text(polled),
+                       not_polled.empty() ? "" : fmt::format("; {}", not_polled));
+  }
+  return fmt::format("{} (no effect here: no cpuidle driver, idle CPUs halt{})", request,
+                     not_polled.empty() ? "" : fmt::format("; not polled: {}", not_polled));
 }
 
 }  // namespace xtk

@@ -27,19 +27,6 @@ namespace {
 
 constexpr int kWorkerPriority = 50;
 
-// "0-2,5" for {0, 1, 2, 5}.
-std::string cpu_list_text(const std::vector<int>& cpus) {
-  std::string out;
-  for (std::size_t i = 0; i < cpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j > i ? fmt::format("{}-{}", cpus[i], cpus[j]) : fmt::format("{}", cpus[i]);
-    i = j + 1;
-  }
-  return out;
-}
-
 // The calling thread at the workers' SCHED_FIFO priority, or back to normal.
 bool set_thread_fifo(bool on) {
   sched_param param{};
@@ -174,19 +161,19 @@ Timing::Timing(const TimingRequest& request, const std::vector<SocketAddress>& d
     }
   }
 
+  // Without a cpuidle driver the request is kept by polling where the workers wake.
+  const std::vector<int> wake_cpus = cpus_.empty() ? allowed_cpus() : cpus_;
   if (request.cpu_wake_latency_ns == kWakeLatencyAuto) {
     try {
-      wake_latency_ = std::make_unique<CpuLatencyRequest>(0, "PM QoS");
+      wake_latency_ = std::make_unique<CpuLatencyRequest>(0, "PM QoS", wake_cpus);
       wake_latency_ns_ = 0;
     } catch (const Error&) {
       lacked.emplace_back("no PM QoS request (needs root)");
     }
   } else if (request.cpu_wake_latency_ns >= 0) {
-    wake_latency_ = std::make_unique<CpuLatencyRequest>(request.cpu_wake_latency_ns, "--cpu-wake-latency");
+    wake_latency_ = std::make_unique<CpuLatencyRequest>(request.cpu_wake_latency_ns, "--cpu-wake-latency", wake_cpus);
     wake_latency_ns_ = request.cpu_wake_latency_ns;
   }
-
-  if (wake_latency_) cpuidle_driver_ = read_first_line("/sys/devices/system/cpu/cpuidle/current_driver");
 
   if (!lacked.empty()) {
     lacking_ = fmt::format(
@@ -222,12 +209,6 @@ void Timing::set_worker_fifo(bool on) const {
   if (realtime_) set_thread_fifo(on);
 }
 
-std::string wake_latency_text(std::int64_t wake_latency_ns, const std::string& cpuidle_driver) {
-  if (wake_latency_ns < 0) return "no PM QoS request";
-  return fmt::format("PM QoS {} us{}", wake_latency_ns / 1000,
-                     cpuidle_driver == "none" ? " (no effect here: no cpuidle driver, idle CPUs halt)" : "");
-}
-
 std::string Timing::describe() const {
   std::string cpus;
   if (cpus_.empty()) {
@@ -238,7 +219,7 @@ std::string Timing::describe() const {
     cpus = fmt::format("workers on CPU {} ({})", cpu_list_text(cpus_), cpus_why_);
   }
   return fmt::format("{}; {}; {}", realtime_ ? "SCHED_FIFO" : "normal priority", cpus,
-                     wake_latency_text(wake_latency_ns_, cpuidle_driver_));
+                     wake_latency_ ? wake_latency_->describe() : "no PM QoS request");
 }
 
 nlohmann::json Timing::to_json() const {
@@ -246,6 +227,7 @@ nlohmann::json Timing::to_json() const {
           {"worker_cpus", cpus_},
           {"worker_cpus_why", cpus_why_},
           {"cpu_wake_latency_ns", wake_latency_ns_ < 0 ? nlohmann::json() : nlohmann::json(wake_latency_ns_)},
+          {"idle_poll_cpus", wake_latency_ ? wake_latency_->polled_cpus() : std::vector<int>{}},
           {"lacking", lacking_.empty() ? nlohmann::json() : nlohmann::json(lacking_)},
           {"description", describe()}};
 }

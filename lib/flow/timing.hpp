@@ -67,13 +67,6 @@ std::string route_interface(const SocketAddress& to);
 // empty for a device without interrupts.
 std::vector<int> interface_interrupt_cpus(const std::string& interface);
 
-// The wake-up latency part of the timing description: "no PM QoS request" for
-// a negative latency, else "PM QoS N us", which says it has no effect when
-// `cpuidle_driver` (/sys/devices/system/cpu/cpuidle/current_driver) is "none":
-// without a cpuidle driver an idle CPU always halts (as on VMs whose vCPUs
-// halt), whatever the request.
-std::string wake_latency_text(std::int64_t wake_latency_ns, const std::string& cpuidle_driver);
-
 class Timing {
  public:
   // Decides and takes every choice that applies to the whole process (the
@@ -105,7 +98,6 @@ class Timing {
   std::vector<int> cpus_;
   std::string cpus_why_;
   std::int64_t wake_latency_ns_ = kWakeLatencyNone;
-  std::string cpuidle_driver_;  // read when a request is held
   std::string lacking_;
   std::unique_ptr<CpuLatencyRequest> wake_latency_;
 };

@@ -27,7 +27,10 @@
 
 #include "common/cpu_wake_latency.hpp"
 #include "core/clock.hpp"
+#include "core/cpus.hpp"
 #include "core/error.hpp"
+#include "core/idle_poller.hpp"
+#include "core/kernel_files.hpp"
 #include "core/open_files.hpp"
 #include "core/process.hpp"
 #include "flow/client.hpp"
@@ -748,12 +751,13 @@ TEST(Loopback, CongestionControlTheKernelRefusesNamesTheScheduleLine) {
 
 using testing::cpu_wake_latency_target;
 
-bool some_thread_is_fifo() {
+bool some_thread_is(int policy) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    if (sched_getscheduler(std::stoi(task.path().filename().string())) == SCHED_FIFO) return true;
+    if (sched_getscheduler(std::stoi(task.path().filename().string())) == policy) return true;
   }
   return false;
 }
+bool some_thread_is_fifo() { return some_thread_is(SCHED_FIFO); }
 
 // A schedule of `count` 1000-byte flows to 127.0.0.1, `gap_ns` apart.
 void write_spaced_flows(const std::string& path, int count, std::int64_t gap_ns) {
@@ -763,7 +767,9 @@ void write_spaced_flows(const std::string& path, int count, std::int64_t gap_ns)
 }
 
 // Without flags, as root: a SCHED_FIFO worker and idle CPUs polling while the
-// client runs, both released when it ends (issue 19).
+// client runs, both released when it ends (issue 19). Where the kernel has no
+// cpuidle driver, the polling is the client's own: a SCHED_IDLE thread on
+// each CPU the worker may use.
 TEST(Loopback, DefaultTimingIsSchedFifoAndPmQosAsRoot) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
   TempDir dir;
@@ -774,16 +780,22 @@ TEST(Loopback, DefaultTimingIsSchedFifoAndPmQosAsRoot) {
   std::atomic<bool> interrupt{false};
   auto o = client_for(server, dir.file("s.csv"), dir.file("r.csv"));
   auto client = std::async(std::launch::async, [&] { return run_client(o, interrupt); });
-  bool fifo = false, polling = false;
+  const bool halts = read_first_line("/sys/devices/system/cpu/cpuidle/current_driver") == "none";
+  const bool polled_here = halts && cgroup_cpu_quota().empty();
+  bool fifo = false, polling = false, idle_pollers = false;
   wait_for([&] {
     fifo = fifo || some_thread_is_fifo();
     polling = polling || cpu_wake_latency_target() == 0;
-    return fifo && polling;
+    idle_pollers = idle_pollers || some_thread_is(SCHED_IDLE);
+    return fifo && polling && idle_pollers == polled_here;
   });
   const auto result = client.get();
   EXPECT_TRUE(fifo);
   EXPECT_TRUE(polling);
+  EXPECT_EQ(idle_pollers, polled_here);
   EXPECT_FALSE(some_thread_is_fifo());
+  EXPECT_FALSE(some_thread_is(SCHED_IDLE));
+  EXPECT_EQ(result.timing["idle_poll_cpus"], polled_here ? nlohmann::json(allowed_cpus()) : nlohmann::json::array());
   EXPECT_EQ(result.summary.flows_with(FlowStatus::ok), 10u);
   EXPECT_EQ(result.timing["realtime"], true);
   EXPECT_EQ(result.timing["cpu_wake_latency_ns"], 0);

@@ -48,16 +48,6 @@ TEST(Timing, TurnedOffAskForNothingAndLackNothing) {
   EXPECT_EQ(timing.describe(), "normal priority; workers not pinned: --cpus none; no PM QoS request");
 }
 
-// A request held on a kernel without a cpuidle driver changes nothing: the
-// description says so rather than promise polling CPUs.
-TEST(Timing, WakeLatencyTextSaysWhenTheRequestCannotWork) {
-  EXPECT_EQ(wake_latency_text(kWakeLatencyNone, ""), "no PM QoS request");
-  EXPECT_EQ(wake_latency_text(0, "intel_idle"), "PM QoS 0 us");
-  EXPECT_EQ(wake_latency_text(20'000, "haltpoll"), "PM QoS 20 us");
-  EXPECT_EQ(wake_latency_text(0, "none"), "PM QoS 0 us (no effect here: no cpuidle driver, idle CPUs halt)");
-  EXPECT_EQ(wake_latency_text(0, ""), "PM QoS 0 us");  // no sysfs file: nothing known
-}
-
 // Bulk streams drop SCHED_FIFO and the automatic PM QoS request, and keep a
 // latency the user gave and the CPU choice.
 TEST(Timing, BulkStreamsKeepNoStartTimes) {

@@ -44,7 +44,11 @@ void print_sampler_report(const cap::SamplerReport& r, std::ostream& out) {
   out << fmt::format("  scheduling: cpu {}, fifo {}, spin {}, cpu wake latency {}\n",
                      o.cpu >= 0 ? std::to_string(o.cpu) : "any",
                      o.fifo_priority > 0 ? std::to_string(o.fifo_priority) : "off", xtk::format_duration(o.spin_ns),
-                     o.cpu_wake_latency_ns >= 0 ? xtk::format_duration(o.cpu_wake_latency_ns) : "as is");
+                     o.cpu_wake_latency_ns >= 0 ? r.wake_latency : "as is");
+  if (r.polling_cpu_percent > 0) {
+    out << fmt::format("  idle polling for the wake latency: CPU {:.2f} % of one core (not in the sampler's)\n",
+                       r.polling_cpu_percent);
+  }
   for (const auto& v : r.vanished) out << "  gone: " << v << '\n';
 }
 
@@ -58,6 +62,7 @@ nlohmann::json sampler_json(const cap::SamplerReport& r) {
           {"fifo_priority", r.options.fifo_priority},
           {"spin_ns", r.options.spin_ns},
           {"cpu_wake_latency_ns", r.options.cpu_wake_latency_ns},
+          {"cpu_wake_latency", r.wake_latency},
           {"samples", r.samples},
           {"counters", r.counters},
           {"rows", r.rows},
@@ -77,6 +82,7 @@ nlohmann::json sampler_json(const cap::SamplerReport& r) {
           {"slow_samples", r.slow},
           {"missed_deadlines", r.missed},
           {"cpu_percent", r.cpu_percent},
+          {"polling_cpu_percent", r.polling_cpu_percent},
           {"vanished", r.vanished}};
 }
 
