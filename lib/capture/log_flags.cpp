@@ -21,7 +21,8 @@ void add_flags(CLI::App& app, CounterFlags& f) {
       ->capture_default_str();
   app.add_option("--cpu-wake-latency", f.wake_latency,
                  "while sampling, keep every CPU out of idle states slower than this to leave "
-                 "(PM QoS; 0 = idle CPUs poll): sleeps end on time, the machine draws more power (root)");
+                 "(PM QoS; 0 = idle CPUs poll; without a cpuidle driver, a SCHED_IDLE thread polls the sampler's "
+                 "CPUs): sleeps end on time, the machine draws more power (root)");
   app.add_flag("--list", f.list, "list the sources and counters found (with -s: those it selects) and exit");
   app.add_flag("--json", f.json, "the end report (or --list) as JSON");
 }

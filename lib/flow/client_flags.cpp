@@ -69,9 +69,9 @@ void add_flags(CLI::App& app, ClientFlags& f) {
       ->default_str("auto");
   app.add_option("--cpu-wake-latency", f.wake_latency,
                  "while running, keep every CPU out of idle states slower than this to leave (PM QoS; 0 = idle "
-                 "CPUs poll, where the kernel has a cpuidle driver): wake-ups before starts come on time, the "
-                 "machine draws more power. auto: 0 where permitted (root); none: leave the machine as it is. Not "
-                 "in bulk mode")
+                 "CPUs poll; without a cpuidle driver, a SCHED_IDLE thread polls each worker CPU): wake-ups before "
+                 "starts come on time, the machine draws more power. auto: 0 where permitted (root); none: leave "
+                 "the machine as it is. Not in bulk mode")
       ->default_str("auto");
   app.add_option("--cc", f.congestion_control, "TCP congestion control, e.g. cubic, dctcp, bbr");
   app.add_option("--sndbuf", f.send_buffer, "SO_SNDBUF size, e.g. 4MiB (0 = the kernel's autotuning)")

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,7 +25,10 @@
 #include "capture/sampler.hpp"
 #include "common/cpu_wake_latency.hpp"
 #include "core/clock.hpp"
+#include "core/cpus.hpp"
 #include "core/error.hpp"
+#include "core/idle_poller.hpp"
+#include "core/kernel_files.hpp"
 #include "formats/counters.hpp"
 
 namespace xtk::capture {
@@ -364,6 +369,17 @@ TEST_F(CaptureCounters, SamplerHoldsTheCpuWakeLatencyRequestOnlyWhileItRuns) {
   EXPECT_TRUE(target_returns_to(before));
   EXPECT_EQ(r.options.cpu_wake_latency_ns, 0);
   EXPECT_GT(r.samples, 0u);
+  // Without a cpuidle driver the request is kept by polling every CPU the
+  // sampler may use, and that spinning stays out of the sampler's own CPU.
+  if (read_first_line("/sys/devices/system/cpu/cpuidle/current_driver") == "none" && cgroup_cpu_quota().empty()) {
+    EXPECT_EQ(r.wake_latency, fmt::format("PM QoS 0 us, kept by polling CPU {} at SCHED_IDLE (no cpuidle driver)",
+                                          cpu_list_text(allowed_cpus())));
+    EXPECT_GT(r.polling_cpu_percent, 0);
+    EXPECT_LT(r.cpu_percent, 50) << "the pollers' spinning counted as the sampler's";
+  } else {
+    EXPECT_EQ(r.wake_latency.rfind("PM QoS 0 us", 0), 0u) << r.wake_latency;
+    EXPECT_EQ(r.polling_cpu_percent, 0);
+  }
   o.cpu_wake_latency_ns = 3'000'000'000'000;  // 3000 s: more microseconds than the kernel's int32 holds
   o.out = path("refused.csv");
   EXPECT_THROW(run_sampler(sources, o, stop), UsageError);
