@@ -381,6 +381,9 @@ def part_small(seconds, tmp, pairs):
               f"{median_range(ratios):>18} {median_range(xtk_cpus, '{:.1f}'):>20} "
               f"{median_range(ceiling_cpus, '{:.1f}'):>20} {median_range(server_sides):>18} "
               f"{median_range(client_sides):>18}", flush=True)
+    for policy, ratios in rows:
+        median = statistics.median(ratios)
+        print(f"  goal ({policy}, median xtk/ceiling >= 0.95): {'met' if median >= 0.95 else 'not met'} ({median:.3f})")
     return rows
 
 
