@@ -45,15 +45,21 @@ std::string become_poller(int cpu) {
 
 IdlePollers::IdlePollers(const std::vector<int>& cpus) {
   std::vector<std::future<std::string>> started;
-  for (int cpu : cpus) {
-    std::promise<std::string> ready;
-    started.push_back(ready.get_future());
-    threads_.emplace_back([this, cpu, ready = std::move(ready)]() mutable {
-      const std::string why = become_poller(cpu);
-      ready.set_value(why);
-      if (!why.empty()) return;
-      while (!stop_.load(std::memory_order_relaxed)) spin_pause();
-    });
+  try {
+    for (int cpu : cpus) {
+      std::promise<std::string> ready;
+      started.push_back(ready.get_future());
+      threads_.emplace_back([this, cpu, ready = std::move(ready)]() mutable {
+        const std::string why = become_poller(cpu);
+        ready.set_value(why);
+        if (!why.empty()) return;
+        while (!stop_.load(std::memory_order_relaxed)) spin_pause();
+      });
+    }
+  } catch (...) {  // no thread left behind spinning (or joinable) when one cannot start
+    stop_.store(true, std::memory_order_relaxed);
+    for (auto& t : threads_) t.join();
+    throw;
   }
   for (std::size_t i = 0; i < cpus.size(); ++i) {
     const std::string why = started[i].get();
