@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <system_error>
 
 #include "core/cpus.hpp"
 #include "core/error.hpp"
@@ -36,8 +37,12 @@ CpuLatencyRequest::CpuLatencyRequest(std::int64_t max_wake_ns, const std::string
   if (cpuidle_driver_ != "none") return;
   not_polled_ = cgroup_cpu_quota();
   if (!not_polled_.empty()) return;
-  pollers_ = std::make_unique<IdlePollers>(cpus);
-  not_polled_ = pollers_->refused();
+  try {
+    pollers_ = std::make_unique<IdlePollers>(cpus);
+    not_polled_ = pollers_->refused();
+  } catch (const std::system_error& e) {  // no thread to be had: the request stands, unpolled
+    not_polled_ = fmt::format("cannot start a poller thread: {}", e.what());
+  }
 }
 
 CpuLatencyRequest::~CpuLatencyRequest() {

@@ -35,8 +35,9 @@ class CpuLatencyRequest {
 
   // "PM QoS 0 us", or how it is kept without a cpuidle driver (wake_latency_text).
   std::string describe() const;
-  std::vector<int> polled_cpus() const;  // empty unless kept by polling
-  std::int64_t polling_cpu_ns() const;   // the CPU time the polling has taken so far
+  std::int64_t max_wake_ns() const { return max_wake_ns_; }  // as asked; -1 without a request
+  std::vector<int> polled_cpus() const;                      // empty unless kept by polling
+  std::int64_t polling_cpu_ns() const;                       // the CPU time the polling has taken so far
 
  private:
   int fd_ = -1;

@@ -166,13 +166,11 @@ Timing::Timing(const TimingRequest& request, const std::vector<SocketAddress>& d
   if (request.cpu_wake_latency_ns == kWakeLatencyAuto) {
     try {
       wake_latency_ = std::make_unique<CpuLatencyRequest>(0, "PM QoS", wake_cpus);
-      wake_latency_ns_ = 0;
     } catch (const Error&) {
       lacked.emplace_back("no PM QoS request (needs root)");
     }
   } else if (request.cpu_wake_latency_ns >= 0) {
     wake_latency_ = std::make_unique<CpuLatencyRequest>(request.cpu_wake_latency_ns, "--cpu-wake-latency", wake_cpus);
-    wake_latency_ns_ = request.cpu_wake_latency_ns;
   }
 
   if (!lacked.empty()) {
@@ -226,7 +224,7 @@ nlohmann::json Timing::to_json() const {
   return {{"realtime", realtime_},
           {"worker_cpus", cpus_},
           {"worker_cpus_why", cpus_why_},
-          {"cpu_wake_latency_ns", wake_latency_ns_ < 0 ? nlohmann::json() : nlohmann::json(wake_latency_ns_)},
+          {"cpu_wake_latency_ns", wake_latency_ ? nlohmann::json(wake_latency_->max_wake_ns()) : nlohmann::json()},
           {"idle_poll_cpus", wake_latency_ ? wake_latency_->polled_cpus() : std::vector<int>{}},
           {"lacking", lacking_.empty() ? nlohmann::json() : nlohmann::json(lacking_)},
           {"description", describe()}};

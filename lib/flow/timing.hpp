@@ -97,7 +97,6 @@ class Timing {
   bool each_own_ = false;  // a list: worker i on cpus_[i % size]; else every worker may use all of cpus_
   std::vector<int> cpus_;
   std::string cpus_why_;
-  std::int64_t wake_latency_ns_ = kWakeLatencyNone;
   std::string lacking_;
   std::unique_ptr<CpuLatencyRequest> wake_latency_;
 };
