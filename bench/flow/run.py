@@ -48,6 +48,7 @@ TOOLS = {name: os.path.join(BUILD, "tools", name, name) for name in
          ("xtk-gen", "xtk-server", "xtk-client", "xtk-testbed")}
 CEILING = os.path.join(BUILD, "bench", "flow", "xtk-bench-ceiling")
 TIMER_FLOOR = os.path.join(BUILD, "bench", "flow", "xtk-bench-timer-floor")
+CPU_GAPS = os.path.join(BUILD, "bench", "flow", "xtk-bench-cpu-gaps")
 FIXED_1KB = os.path.join(ROOT, "bench", "flow", "fixed-1kb.cdf")
 TESTBED = "benchflow"
 H0, H1 = f"xtk-{TESTBED}-h0", f"xtk-{TESTBED}-h1"
@@ -208,15 +209,17 @@ def part_bulk(seconds, pairs):
 # ---------------------------------------------------------------- part 2: lateness and load
 
 def timer_floor(mean_gap_us, seconds):
+    """The timer floor, then this machine's CPU gaps, under the same iperf3 loopback load."""
     load = start(["iperf3", "-s", "-p", "7310", "-1"])
     time.sleep(0.2)
-    client = start(["iperf3", "-c", "127.0.0.1", "-p", "7310", "-t", str(seconds + 2)])
+    client = start(["iperf3", "-c", "127.0.0.1", "-p", "7310", "-t", str(2 * seconds + 2)])
     time.sleep(0.5)
     out = run([TIMER_FLOOR, f"{mean_gap_us:.3f}", str(seconds), "100", "1", "0"]).split()
+    gaps = run([CPU_GAPS, str(seconds), "1"]).split()
     stop(client)
     stop(load)
     return {"events": int(out[0]), "p50": float(out[1]), "p99": float(out[2]), "max": float(out[3]),
-            "fifo": out[4] == "1"}
+            "fifo": out[4] == "1", "gaps_p99": float(gaps[2])}
 
 
 def schedule(path, cdf, profile, link, load, seconds):
@@ -257,15 +260,17 @@ def late_by_cause(summary):
 
 def part_lateness(seconds, tmp):
     print("\n== 2. web-search replay in the testbed, tuned: lateness (goal: p99 <= 15 us and p99.9 <= 200 us), "
-          "the load at the receiver, and this machine's timer floor for reference")
+          "the load at the receiver, and this machine's timer floor and CPU gaps for reference")
     print(f"# {'link':>5} {'profile':10} {'load':>4} {'flows':>6} {'late_p50_us':>11} {'late_p99_us':>11} "
           f"{'late_p999_us':>12} {'late_max_us':>11} {'over_100us':>10} {'over_1ms':>8} {'drift_us':>8} "
-          f"{'waits':>5} {'floor_p99_us':>12} {'floor_max_us':>12} {'achieved/offered':>16} {'achieved/port':>13} "
+          f"{'waits':>5} {'floor_p99_us':>12} {'floor_max_us':>12} {'gaps_p99_us':>11} {'achieved/offered':>16} {'achieved/port':>13} "
           f"{'steal':>5} {'goal':>4} "
           f"{'late_by_cause':>13} {'max_cause':>10}")
     print(f"# steal: % of the CPUs' time the hypervisor gave others during the case (above {steal.VOID_STEAL}: void)")
     print("# late_by_cause: flows later than 100 us, feeder/wake-up/worker/connection (docs/flow-engine.md#summary);"
           " max_cause: the latest flow's")
+    print("# gaps_p99_us: the p99 lateness of a thread that never sleeps on CPU 1 (xtk-bench-cpu-gaps): "
+          "no timing strategy gets under it on this machine")
     print("# achieved/port: over what a perfect replay gets through the port in the window (port_limited_bins: "
           "at 80 % of a port, work still queued when the window ends is a few percent of it)")
     rows = []
@@ -307,7 +312,7 @@ def part_lateness(seconds, tmp):
                           f"{p99:11.1f} {s['lateness_us']['p999']:12.1f} {s['lateness_us']['max']:11.1f} "
                           f"{s['flows_late_over_100us']:10} {s['flows_late_over_1ms']:8} "
                           f"{s['drift_us']['last_minus_first']:8.1f} "
-                          f"{s['connection_waits']:5} {floor['p99']:12.1f} {floor['max']:12.1f} {ratio:16.4f} {port_ratio:13.4f} "
+                          f"{s['connection_waits']:5} {floor['p99']:12.1f} {floor['max']:12.1f} {floor['gaps_p99']:11.1f} {ratio:16.4f} {port_ratio:13.4f} "
                           f"{run_steal:5.1f} "
                           f"{goal_text(p99 <= 15 and s['lateness_us']['p999'] <= 200, run_steal):>4} "
                           f"{late_by_cause(s):>13} {s['late_causes']['latest_cause'] or '-':>10}", flush=True)
@@ -629,7 +634,7 @@ def main():
     for tool in ("iperf3", "iperf"):
         if shutil.which(tool) is None:
             sys.exit(f"run.py: {tool} is not installed (apt-get install iperf3 iperf)")
-    missing = [p for p in list(TOOLS.values()) + [CEILING, TIMER_FLOOR] if not os.path.exists(p)]
+    missing = [p for p in list(TOOLS.values()) + [CEILING, TIMER_FLOOR, CPU_GAPS] if not os.path.exists(p)]
     if missing:
         sys.exit("run.py: build first (bash scripts/build.sh release); missing: " + ", ".join(missing))
     parts = {int(p) for p in args.parts.split(",")}
