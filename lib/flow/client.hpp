@@ -71,6 +71,10 @@ struct ClientResult {
   nlohmann::json timing;               // what the workers got (Timing::to_json)
 };
 
+// The descriptors xtk-client sizes its table for before its threads start
+// (reserve_descriptor_table): 65,536 connections, 512 KiB of kernel memory.
+inline constexpr std::uint64_t kClientDescriptorTable = 65'536;
+
 // Runs to the end of the schedule, or until `interrupt` becomes true.
 ClientResult run_client(const ClientOptions& options, const std::atomic<bool>& interrupt);
 

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
                        o.max_connections, files)
                 << std::endl;
     }
+    xtk::reserve_descriptor_table(xtk::descriptors_needed(o));
     xtk::Server server(o);
     server.start();
     std::string where;
