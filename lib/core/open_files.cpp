@@ -35,4 +35,10 @@ std::uint64_t reserve_descriptor_table(std::uint64_t descriptors) {
   return n;
 }
 
+std::uint64_t prepare_open_files(std::uint64_t descriptors) {
+  const std::uint64_t limit = raise_open_file_limit();
+  reserve_descriptor_table(descriptors);
+  return limit;
+}
+
 }  // namespace xtk

@@ -21,4 +21,9 @@ std::uint64_t raise_open_file_limit();
 // shrinks. Opens nothing that outlives the call.
 std::uint64_t reserve_descriptor_table(std::uint64_t descriptors);
 
+// What a tool with many connections does first, in this order (the table can
+// only be sized as far as the raised limit allows): raise_open_file_limit(),
+// then reserve_descriptor_table(descriptors). Returns the soft limit in force.
+std::uint64_t prepare_open_files(std::uint64_t descriptors);
+
 }  // namespace xtk

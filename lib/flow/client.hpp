@@ -72,7 +72,7 @@ struct ClientResult {
 };
 
 // The descriptors xtk-client sizes its table for before its threads start
-// (reserve_descriptor_table): 65,536 connections, 512 KiB of kernel memory.
+// (prepare_open_files): 65,536 connections, 512 KiB of kernel memory.
 inline constexpr std::uint64_t kClientDescriptorTable = 65'536;
 
 // Runs to the end of the schedule, or until `interrupt` becomes true.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -51,6 +52,18 @@ TEST(OpenFiles, ReservesNoMoreThanTheOpenFileLimit) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
   EXPECT_EQ(reserved, size + 1);
   EXPECT_LE(fd_table_size(), size * 2) << "grown past the limit";
+}
+
+TEST(OpenFiles, PreparingRaisesTheLimitThenSizesTheTableWithinIt) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  const std::uint64_t want = fd_table_size() * 4;
+  if (limit.rlim_max < want) GTEST_SKIP() << "needs a hard open-file limit of " << want << " (ulimit -Hn)";
+  rlimit low = limit;
+  low.rlim_cur = std::min<rlim_t>(limit.rlim_cur, fd_table_size() + 1);  // as a 1024 default would be
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  EXPECT_EQ(prepare_open_files(want), limit.rlim_max);
+  EXPECT_GE(fd_table_size(), want) << "sized before the limit was raised";
 }
 
 }  // namespace

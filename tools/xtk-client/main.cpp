@@ -24,8 +24,7 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
 
   return xtk::run_tool(app, argc, argv, [&] {
     const auto o = xtk::to_options(flags);
-    xtk::raise_open_file_limit();  // a descriptor per pooled connection
-    xtk::reserve_descriptor_table(xtk::kClientDescriptorTable);
+    xtk::prepare_open_files(xtk::kClientDescriptorTable);  // a descriptor per connection
     const auto result = xtk::run_client(o, xtk::stop_requested());
     if (flags.json) {
       const nlohmann::json j{{"options", o.to_json()},

@@ -31,15 +31,15 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape)
     const std::int64_t interval_ns = xtk::parse_flag("--interval", flags.interval, xtk::parse_duration_ns);
     const std::int64_t duration_ns = xtk::parse_flag("--duration", flags.duration, xtk::parse_duration_ns);
     const auto& stop = xtk::stop_requested();
-    const std::uint64_t files = xtk::raise_open_file_limit();
-    if (files < xtk::descriptors_needed(o)) {
+    const std::uint64_t needed = xtk::descriptors_needed(o);
+    const std::uint64_t files = xtk::prepare_open_files(needed);
+    if (files < needed) {
       std::cerr << fmt::format(
                        "xtk-server: note: --max-connections {} is above what the open-file limit ({}, ulimit -n) "
                        "allows; connections beyond it are closed at once (connections_rejected_fd_limit)",
                        o.max_connections, files)
                 << std::endl;
     }
-    xtk::reserve_descriptor_table(xtk::descriptors_needed(o));
     xtk::Server server(o);
     server.start();
     std::string where;
