@@ -7,6 +7,7 @@ struct io_uring {};  // built without liburing (lib/transport/CMakeLists.txt): n
 #endif
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "transport/socket.hpp"
@@ -55,10 +56,19 @@ void SendBatch::forget(const EventSource& source) {
 
 void SendBatch::flush(std::int64_t now) {
   flushing_ = true;
+  // A lone send goes by send(): one system call either way, and the ring's
+  // entry and completion cost more than they save. A connection per flow
+  // starts about one flow a wait (docs/flow-engine.md#send-batching).
+  const auto live = std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.source != nullptr; });
   unsigned queued = 0;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& slot = slots_[i];
     if (slot.source == nullptr) continue;
+    if (live == 1) {
+      const ssize_t n = send_now(slot.fd, room_.data() + i * kSlotBytes, slot.bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+      slot.result = n >= 0 ? n : -errno;
+      continue;
+    }
     slot.order = queued;
     io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());  // never null: the ring has a slot's entry each
     // MSG_DONTWAIT: a full socket answers -EAGAIN, as send() would, and the

@@ -1,7 +1,7 @@
 // The poller's batched sends (transport.hpp, Poller::send_later), over real
 // loopback TCP connections: the sends made while a wait's events are handled
-// leave together after the last event, each source hears what its send did,
-// and a source that goes away first sends nothing.
+// leave together after the last event (a lone one by send()), each source
+// hears what its send did, and a source that goes away first sends nothing.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -111,6 +111,19 @@ TEST(SendBatch, AWaitsSendsLeaveTogetherAfterItsEvents) {
     EXPECT_EQ(read_all(peers[i].get(), echoes[i]->reply.size()), echoes[i]->reply);
     EXPECT_EQ(echoes[i]->results, (std::vector<std::int64_t>{static_cast<std::int64_t>(echoes[i]->reply.size())}));
   }
+}
+
+TEST(SendBatch, ALoneSendLeavesAndItsSourceHearsWhatItDid) {
+  Poller poller(true);
+  if (!poller.batches_sends()) GTEST_SKIP() << "the kernel refuses io_uring here: sends go at once";
+  Pair p = connected_pair();
+  Echo echo(poller, std::move(p.near), "alone");
+  ASSERT_EQ(send(p.far.get(), "x", 1, 0), 1);
+  const timespec wait{1, 0};
+  poller.dispatch(&wait, [] { return std::int64_t{1}; });
+  EXPECT_EQ(echo.batched, 1);
+  EXPECT_EQ(echo.results, (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(read_all(p.far.get(), 5), "alone");
 }
 
 TEST(SendBatch, NothingIsBatchedOutsideADispatchOrWhenTurnedOff) {
