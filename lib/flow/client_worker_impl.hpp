@@ -158,6 +158,12 @@ struct Worker::Impl {
   void open_ahead(std::int64_t now);
   void pop_front();
   bool saturated(std::uint32_t dst);
+  // Whether the ring's front flow, begun now, would only queue for a
+  // connection: its destination saturated, or the backlog full.
+  bool front_must_wait() {
+    const PlannedFlow* plan = self.ring_.front();
+    return plan != nullptr && !plan->stream && (pending >= kMaxPendingFlows || saturated(plan->dst));
+  }
 
   // Flows and the event loop (client_worker.cpp).
   void launch(Connection& c, ActiveFlow flow, std::int64_t now);
