@@ -39,8 +39,9 @@ class SendBatch {
   // closed, and its number reused, before the flush).
   void forget(const EventSource& source);
   bool empty() const { return slots_.empty(); }
-  // Sends what is queued (non-blocking: MSG_DONTWAIT) and hands each source
-  // its result, the bytes sent or -errno (EventSource::on_sent).
+  // Sends what is queued (non-blocking: MSG_DONTWAIT; one send alone by
+  // send(), the rest in one io_uring_enter) and hands each source its result,
+  // the bytes sent or -errno (EventSource::on_sent).
   void flush(std::int64_t now);
 
  private:
