@@ -355,10 +355,9 @@ void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_
     // connections, get kBatchNs: each wait cut short costs another (a
     // connection per flow flat out made 0.85 waits a flow, the minimal client
     // 0.45), and flows behind it (other destinations) wait at most that long.
-    const std::int64_t due = next_due();
+    if (next_due() - now_i > kLastStretchNs) return now_i;
     const std::int64_t events_for = behind ? (front_must_wait() ? kBatchNs : kYieldNs) : 0;
-    if (due - now_i <= kLastStretchNs && now_i - io_from >= events_for) return -1;
-    return now_i;
+    return now_i - io_from >= events_for ? -1 : now_i;
   });
   wait_to = io_from >= 0 ? io_from : monotonic_ns();
   // A poll without a timeout is not a sleep: time lost inside it (the kernel's

@@ -54,6 +54,12 @@ void SendBatch::forget(const EventSource& source) {
   }
 }
 
+void SendBatch::send_at_once(std::size_t i) {
+  Slot& slot = slots_[i];
+  const ssize_t n = send_now(slot.fd, room_.data() + i * kSlotBytes, slot.bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+  slot.result = n >= 0 ? n : -errno;
+}
+
 void SendBatch::flush(std::int64_t now) {
   flushing_ = true;
   // A lone send goes by send(): one system call either way, and the ring's
@@ -65,8 +71,7 @@ void SendBatch::flush(std::int64_t now) {
     Slot& slot = slots_[i];
     if (slot.source == nullptr) continue;
     if (live == 1) {
-      const ssize_t n = send_now(slot.fd, room_.data() + i * kSlotBytes, slot.bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-      slot.result = n >= 0 ? n : -errno;
+      send_at_once(i);
       continue;
     }
     slot.order = queued;
@@ -107,8 +112,7 @@ void SendBatch::flush(std::int64_t now) {
       slot.result = -EIO;
       continue;
     }
-    const ssize_t n = send_now(slot.fd, room_.data() + i * kSlotBytes, slot.bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-    slot.result = n >= 0 ? n : -errno;
+    send_at_once(i);
   }
   if (!answered) broken_ = true;
   // A source's answer may end its flow, start another, or close other

@@ -46,6 +46,8 @@ class SendBatch {
 
  private:
   explicit SendBatch(std::unique_ptr<io_uring> ring);
+  // Slot i by send(), its result stored.
+  void send_at_once(std::size_t i);
   struct Slot {
     int fd = -1;
     std::size_t bytes = 0;
