@@ -301,6 +301,24 @@ void Worker::Impl::prepare_thread(unsigned index) {
   last_sleep = monotonic_ns();
 }
 
+NextWait next_wait(std::int64_t now, std::int64_t until, std::int64_t due, bool startable, bool backlog_full,
+                   std::int64_t spin_ns) {
+  // A start up to --spin after `until` takes its place, and the sweep runs
+  // after it: waking for `until`, the worker would wake after that start as
+  // late as the kernel wakes it (on a VM tens of us). In part 2 of bench/flow
+  // that was 13 of the 80 latest of 8,000 flows.
+  // With the backlog full nothing leaves the ring before a connection frees,
+  // and that comes as an event: no timer. On a VM each short timer armed and
+  // cancelled traps to the hypervisor: 1 KB flows flat out took about 0.15 us
+  // more CPU each with them.
+  if (due > until + spin_ns || backlog_full) return {until, false};
+  if (startable) return {due, true};
+  // It will wait for a free connection anyway: no spin, and wake-ups batched,
+  // so a backlog costs no timer per flow; flows behind it (other destinations)
+  // start at most kBatchNs late.
+  return {std::max(due, now + kBatchNs), false};
+}
+
 // Waits for I/O until `deadline` (absolute): with `spin`, sleeps until --spin
 // before it, polls epoll, and spins on the clock for the last stretch.
 void Worker::Impl::wait_and_handle(std::int64_t deadline, bool spin, std::int64_t seen_due) {
@@ -419,32 +437,15 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
     if (stopping && cancelled_in_flight) break;
 
     const std::int64_t seen_due = next_due();  // what the deadline below is chosen from
-    std::int64_t deadline = std::min(next_sweep, now + (fed ? kSweepNs : kIdleWaitNs));
-    bool spin = false;
+    NextWait next{std::min(next_sweep, now + (fed ? kSweepNs : kIdleWaitNs)), false};
     if (!stopping) {
       if (const PlannedFlow* plan = self.ring_.front()) {
-        const std::int64_t due = shared.start_mono_ns + plan->sched_ns;
-        // A start due up to --spin after the sweep's time takes its place: a
-        // wait that ends without a spin ends when the kernel wakes the worker
-        // (on a VM tens of us late), and the start just after it with it. In
-        // part 2 of bench/flow that was 13 of the 80 latest flows of 8,000.
-        if (due <= deadline + opt.spin_ns) {
-          if (!saturated(plan->dst) && pending < kMaxPendingFlows) {
-            deadline = due;
-            spin = true;
-          } else if (pending < kMaxPendingFlows) {
-            // It will wait for a free connection anyway (or for the backlog to
-            // shrink): no spin, and wake-ups batched, so a backlog costs no timer
-            // per flow; flows behind it (other destinations) start at most kBatchNs late.
-            deadline = std::max(due, now + kBatchNs);
-          }
-          // With the backlog full nothing leaves the ring before a connection
-          // frees, and that comes as an event: no timer. On a VM each short
-          // timer armed and cancelled traps to the hypervisor: 1 KB flows
-          // flat out took about 0.15 us more CPU each with them.
-        }
+        next = next_wait(now, next.deadline, shared.start_mono_ns + plan->sched_ns, !saturated(plan->dst),
+                         pending >= kMaxPendingFlows, opt.spin_ns);
       }
     }
+    std::int64_t deadline = next.deadline;
+    const bool spin = next.spin;
     if (streams > 0) {
       for (auto& [ptr, c] : connections) {
         if (c->flow && c->flow->plan.stream)

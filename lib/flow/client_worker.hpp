@@ -46,6 +46,20 @@ inline constexpr std::int64_t kMaxPoolAheadNs = 500'000'000;
 // long the schedule.
 inline constexpr std::size_t kMaxPendingFlows = 4096;
 
+// A worker's next wait: until `deadline`, spun to at the end when it is a
+// flow's start (`spin`).
+struct NextWait {
+  std::int64_t deadline = 0;
+  bool spin = false;
+};
+
+// The wait before the ring's front flow, due at `due`. `until`: when the
+// worker wakes anyway (its sweep, or the end of an idle wait); `startable`: a
+// connection can take the flow now; `backlog_full`: kMaxPendingFlows flows
+// already wait for one. `spin_ns`: --spin.
+NextWait next_wait(std::int64_t now, std::int64_t until, std::int64_t due, bool startable, bool backlog_full,
+                   std::int64_t spin_ns);
+
 struct PlannedFlow {
   std::uint64_t id = 0;
   std::int64_t sched_ns = 0;  // schedule time
