@@ -27,7 +27,6 @@ constexpr std::int64_t kPublishNs = 20'000'000;
 constexpr std::int64_t kYieldNs = 30'000;
 // Before a start, no I/O begins this late: about what one small write takes.
 constexpr std::int64_t kLastStretchNs = 10'000;
-constexpr std::int64_t kBatchNs = 50'000;
 // A SCHED_FIFO worker that has not slept for this long, behind schedule or
 // moving long flows' bytes with no start within kNearNs: at SCHED_FIFO it
 // would take its CPU from the kernel's processing of its own packets and from

@@ -46,6 +46,10 @@ inline constexpr std::int64_t kMaxPoolAheadNs = 500'000'000;
 // long the schedule.
 inline constexpr std::size_t kMaxPendingFlows = 4096;
 
+// A flow that can only wait for a connection is not spun to: its worker wakes
+// for it at most this often, and serves events this long before starting it.
+inline constexpr std::int64_t kBatchNs = 50'000;
+
 // A worker's next wait: until `deadline`, spun to at the end when it is a
 // flow's start (`spin`).
 struct NextWait {

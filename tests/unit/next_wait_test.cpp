@@ -35,12 +35,12 @@ TEST(NextWait, AStartLaterThanThatWaitsForTheSweep) {
   EXPECT_FALSE(w.spin);
 }
 
-TEST(NextWait, AStartWithNoConnectionFreeIsNotSpunToAndWakesAtMostEvery50Us) {
+TEST(NextWait, AStartWithNoConnectionFreeIsNotSpunToAndWakesAtMostEveryBatch) {
   NextWait w = next_wait(kNow, kSweep, kNow + 2'000'000, false, false, kSpin);
   EXPECT_EQ(w.deadline, kNow + 2'000'000);
   EXPECT_FALSE(w.spin);
   w = next_wait(kNow, kSweep, kNow - 1'000, false, false, kSpin);  // due already
-  EXPECT_EQ(w.deadline, kNow + 50'000);
+  EXPECT_EQ(w.deadline, kNow + kBatchNs);
   EXPECT_FALSE(w.spin);
 }
 
