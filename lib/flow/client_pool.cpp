@@ -174,14 +174,16 @@ void Worker::Impl::open_ahead(std::int64_t now) {
   }
 }
 
-// Takes the front flow off the ring, uncounting it from `upcoming`.
-void Worker::Impl::pop_front() {
-  const PlannedFlow& plan = *self.ring_.front();
+// Takes the front flow off the ring (a copy: the feeder may reuse its slot),
+// uncounting it from `upcoming`.
+PlannedFlow Worker::Impl::pop_front() {
+  const PlannedFlow plan = *self.ring_.front();
   if (ahead > 0) {
     --ahead;
     if (!plan.stream) --dst_state(plan.dst).upcoming;
   }
   self.ring_.pop();
+  return plan;
 }
 
 // No connection can take a new flow to `dst` now: the pool is busy and full.

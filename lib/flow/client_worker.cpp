@@ -201,8 +201,7 @@ void Connection::option_failed(std::string_view option, int error) {
 
 std::int64_t Connection::next_due() const { return worker.next_due(); }
 
-bool Worker::Impl::begin(const PlannedFlow& handed, std::int64_t now) {
-  PlannedFlow plan = handed;
+bool Worker::Impl::begin(PlannedFlow plan, std::int64_t now) {
   plan.taken_abs = now;
   // Asleep past the time it could have started: the last wait spanned it.
   const std::int64_t available = std::max(shared.start_mono_ns + plan.sched_ns, plan.handed_abs);
@@ -418,8 +417,9 @@ void Worker::Impl::run(unsigned index, const std::vector<std::uint32_t>& warm) {
       const PlannedFlow* plan = nullptr;
       while ((plan = self.ring_.front()) != nullptr && shared.start_mono_ns + plan->sched_ns <= now) {
         if (pending >= kMaxPendingFlows) break;
-        const bool called = begin(*plan, now);
-        pop_front();
+        // Off the ring first: while it starts, next_due() is its successor's,
+        // which sizes its first write.
+        const bool called = begin(pop_front(), now);
         if (called) now = monotonic_ns();
       }
       // Due flows left on the ring wait for connections as much as those queued for one.

@@ -156,7 +156,7 @@ struct Worker::Impl {
   bool top_up(std::uint32_t dst, std::int64_t now);
   void short_list(std::uint32_t dst);
   void open_ahead(std::int64_t now);
-  void pop_front();
+  PlannedFlow pop_front();
   bool saturated(std::uint32_t dst);
   // Whether the ring's front flow, begun now, would only queue for a
   // connection: its destination saturated, or the backlog full.
@@ -171,7 +171,7 @@ struct Worker::Impl {
   void finish(Connection& c, FlowStatus status, std::string error, std::uint64_t stream_bytes, std::int64_t now);
   void on_connected(Connection& c, std::int64_t now);
   void on_connect_failed(Connection& c, const std::string& reason, std::int64_t now);
-  bool begin(const PlannedFlow& plan, std::int64_t now);  // true when it made a system call (a start, a connect)
+  bool begin(PlannedFlow plan, std::int64_t now);  // true when it made a system call (a start, a connect)
   void sweep(std::int64_t now);
   void cancel_all(bool in_flight);
   void prepare_thread(unsigned index);

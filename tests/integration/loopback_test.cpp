@@ -2,6 +2,7 @@
 // engines in one process, so faults can be injected at exact moments.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/epoll.h>
@@ -509,6 +510,92 @@ TEST(Loopback, AFlowHandedToASleepingWorkerWakesIt) {
     EXPECT_EQ(f.status, FlowStatus::ok) << (f.error != 0 ? shared.finished.errors[f.error - 1] : "");
     EXPECT_LT(f.start_abs - (shared.start_mono_ns + f.plan.sched_ns), 2'500'000) << "flow " << f.plan.id;
   }
+}
+
+// The data segments each flow arrived in, by flow id: the test is the server,
+// reading every connection made to `listener` until `flows` flows were
+// acknowledged. On loopback a `send` of a few KiB is one segment.
+std::map<std::uint64_t, std::uint32_t> segments_per_flow(int listener, std::size_t flows) {
+  std::map<std::uint64_t, std::uint32_t> out;
+  std::vector<pollfd> fds{{listener, POLLIN, 0}};
+  std::map<int, std::uint32_t> segments_before;  // a pool's connection carries flow after flow
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (out.size() < flows && std::chrono::steady_clock::now() < until) {
+    if (poll(fds.data(), fds.size(), 100) <= 0) continue;
+    for (std::size_t i = fds.size(); i-- > 0;) {
+      if ((fds[i].revents & POLLIN) == 0) continue;
+      if (fds[i].fd == listener) {
+        fds.push_back({accept(listener, nullptr, nullptr), POLLIN, 0});
+        continue;
+      }
+      HeaderBytes header{};
+      if (recv(fds[i].fd, header.data(), header.size(), MSG_WAITALL) != static_cast<ssize_t>(header.size())) {
+        ::close(fds[i].fd);
+        fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      const auto flow = decode(header, nullptr);
+      EXPECT_TRUE(flow.has_value());
+      if (!flow) return out;
+      std::vector<char> payload(flow->size_bytes);
+      EXPECT_EQ(recv(fds[i].fd, payload.data(), payload.size(), MSG_WAITALL), static_cast<ssize_t>(payload.size()));
+      tcp_info info{};
+      socklen_t len = sizeof info;
+      EXPECT_EQ(getsockopt(fds[i].fd, IPPROTO_TCP, TCP_INFO, &info, &len), 0);
+      out[flow->flow_id] = info.tcpi_data_segs_in - segments_before[fds[i].fd];
+      segments_before[fds[i].fd] = info.tcpi_data_segs_in;
+      const AckBytes ack = encode_ack(flow->flow_id);
+      EXPECT_EQ(send(fds[i].fd, ack.data(), ack.size(), MSG_NOSIGNAL), static_cast<ssize_t>(ack.size()));
+    }
+  }
+  for (const auto& p : fds) ::close(p.fd);
+  return out;
+}
+
+// A flow's first write is small only when the flow after it is due within
+// about a write's time: a flow with no successor leaves in one `send`, the
+// first of a close pair sends 4 KiB and the rest after its successor starts.
+TEST(Loopback, OnlyAFlowWithASuccessorDueSoonStartsWithASmallWrite) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t alen = sizeof a;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&a), &alen), 0);
+  ClientOptions o;
+  o.pool_init = 0;  // a connection per flow due, opened ahead
+  client_detail::Shared shared(o);
+  shared.destinations.push_back({"127.0.0.1", resolve_address("127.0.0.1", ntohs(a.sin_port), "test")});
+  TimingRequest request;
+  request.pinning = CpuPinning::none;
+  request.cpu_wake_latency_ns = kWakeLatencyNone;
+  const Timing timing(request, {});
+  shared.timing = &timing;
+  shared.start_mono_ns = monotonic_ns();
+  client_detail::Worker worker(shared, 0);
+  worker.start({});
+  // Flow 1 alone; flows 2 and 3 a close pair (10 us apart), 100 ms after it.
+  const std::array<std::int64_t, 3> due_us{100'000, 200'000, 200'010};
+  for (std::size_t i = 0; i < due_us.size(); ++i) {
+    client_detail::PlannedFlow flow;
+    flow.id = i + 1;
+    flow.sched_ns = due_us[i] * 1'000;
+    flow.size_bytes = 8'192;  // one segment when sent whole
+    ASSERT_TRUE(worker.ring().push(flow));
+  }
+  worker.handed(shared.start_mono_ns + due_us[0] * 1'000);
+  shared.feeding_done.store(true);
+  const auto segments = segments_per_flow(listener, due_us.size());
+  worker.join();
+  ::close(listener);
+  ASSERT_EQ(shared.finished.flows.size(), due_us.size());
+  for (const auto& f : shared.finished.flows) EXPECT_EQ(f.status, FlowStatus::ok) << "flow " << f.plan.id;
+  ASSERT_EQ(segments.size(), due_us.size());
+  EXPECT_EQ(segments.at(1), 1U) << "a flow with no successor: header and payload in one send";
+  EXPECT_GE(segments.at(2), 2U) << "the first of a close pair: 4 KiB first, the rest after the second starts";
+  EXPECT_EQ(segments.at(3), 1U) << "the second of the pair has no successor";
 }
 
 TEST(Loopback, ServerGoneMidRunEveryFlowStillHasARecord) {
