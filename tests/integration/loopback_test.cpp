@@ -153,6 +153,24 @@ bool push_by_hand(std::uint16_t port, std::uint64_t size, std::uint64_t token = 
   return ok;
 }
 
+// Readies `shared` for one worker in this process, its flows to
+// 127.0.0.1:`port`, its time zero now. SCHED_FIFO where permitted: on a loaded
+// machine (CI builds beside the tests) a normal thread woken by the doorbell
+// may wait milliseconds for a CPU.
+void for_one_worker(client_detail::Shared& shared, std::uint16_t port) {
+  static const Timing timing(
+      [] {
+        TimingRequest request;
+        request.pinning = CpuPinning::none;
+        request.cpu_wake_latency_ns = kWakeLatencyNone;
+        return request;
+      }(),
+      {});
+  shared.destinations.push_back({"127.0.0.1", resolve_address("127.0.0.1", port, "test")});
+  shared.timing = &timing;
+  shared.start_mono_ns = monotonic_ns();
+}
+
 void wait_for(const std::function<bool()>& condition) {
   for (int i = 0; i < 500 && !condition(); ++i) std::this_thread::sleep_for(10ms);
 }
@@ -482,15 +500,7 @@ TEST(Loopback, AFlowHandedToASleepingWorkerWakesIt) {
   server.start();
   ClientOptions o = client_for(server, "", "");
   client_detail::Shared shared(o);
-  shared.destinations.push_back({"127.0.0.1", resolve_address("127.0.0.1", port_of(server), "test")});
-  // SCHED_FIFO where permitted: on a loaded machine (CI builds beside the
-  // tests) a normal thread woken by the doorbell may wait milliseconds for a CPU.
-  TimingRequest request;
-  request.pinning = CpuPinning::none;
-  request.cpu_wake_latency_ns = kWakeLatencyNone;
-  const Timing timing(request, {});
-  shared.timing = &timing;
-  shared.start_mono_ns = monotonic_ns();
+  for_one_worker(shared, port_of(server));
   client_detail::Worker worker(shared, 0);
   worker.start({});
   constexpr int kFlows = 10;
@@ -567,13 +577,7 @@ TEST(Loopback, OnlyAFlowWithASuccessorDueSoonStartsWithASmallWrite) {
   ClientOptions o;
   o.pool_init = 0;  // a connection per flow due, opened ahead
   client_detail::Shared shared(o);
-  shared.destinations.push_back({"127.0.0.1", resolve_address("127.0.0.1", ntohs(a.sin_port), "test")});
-  TimingRequest request;
-  request.pinning = CpuPinning::none;
-  request.cpu_wake_latency_ns = kWakeLatencyNone;
-  const Timing timing(request, {});
-  shared.timing = &timing;
-  shared.start_mono_ns = monotonic_ns();
+  for_one_worker(shared, ntohs(a.sin_port));
   client_detail::Worker worker(shared, 0);
   worker.start({});
   // Flow 1 alone; flows 2 and 3 a close pair (10 us apart), 100 ms after it.
@@ -932,8 +936,8 @@ TEST(Loopback, WithoutRootTheClientSaysWhatTimingItLacked) {
                                            "--clear-groups", "--inh-caps=-all", XTK_CLIENT_BIN};
   const auto run = [&](std::vector<std::string> extra) {
     auto argv = as_nobody;
-    for (auto word : {dir.file("s.csv"), std::string("-p"), std::to_string(port_of(server)), std::string("-o"),
-                      dir.file("r.csv"), std::string("--json")}) {
+    for (const auto& word : {dir.file("s.csv"), std::string("-p"), std::to_string(port_of(server)), std::string("-o"),
+                             dir.file("r.csv"), std::string("--json")}) {
       argv.push_back(word);
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
