@@ -208,10 +208,15 @@ TEST_F(Experiment, KilledRankFailsItsStepByName) {
   const std::string ns = "xtk-run" + std::to_string(run.pid() % 100000) + "-h1";
   const fs::path log = fs::path(exp()) / "tiny-mlp/none/step00/rank-1.log";
   // Rank 1 is the xtk-collective in h1 (h1 also runs the training NIC's sampler).
+  // A process that exits while its cmdline is read fails the read (ESRCH): it is no live rank.
   const auto is_rank = [](pid_t p) {
-    std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return cmdline.find("xtk-collective") != std::string::npos;
+    try {
+      std::ifstream in("/proc/" + std::to_string(p) + "/cmdline");
+      const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return cmdline.find("xtk-collective") != std::string::npos;
+    } catch (const std::ios_base::failure&) {
+      return false;
+    }
   };
   std::vector<pid_t> pids;
   for (int i = 0; i < 200 && pids.empty(); ++i) {
