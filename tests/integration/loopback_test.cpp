@@ -535,7 +535,8 @@ std::map<std::uint64_t, std::uint32_t> segments_per_flow(int listener, std::size
     for (std::size_t i = fds.size(); i-- > 0;) {
       if ((fds[i].revents & POLLIN) == 0) continue;
       if (fds[i].fd == listener) {
-        fds.push_back({accept(listener, nullptr, nullptr), POLLIN, 0});
+        const int fd = accept(listener, nullptr, nullptr);  // blocking: the reads below wait for whole flows
+        if (fd >= 0) fds.push_back({fd, POLLIN, 0});
         continue;
       }
       HeaderBytes header{};
@@ -558,7 +559,7 @@ std::map<std::uint64_t, std::uint32_t> segments_per_flow(int listener, std::size
       EXPECT_EQ(send(fds[i].fd, ack.data(), ack.size(), MSG_NOSIGNAL), static_cast<ssize_t>(ack.size()));
     }
   }
-  for (const auto& p : fds) ::close(p.fd);
+  for (std::size_t i = 1; i < fds.size(); ++i) ::close(fds[i].fd);  // fds[0]: the caller's listener
   return out;
 }
 
@@ -566,14 +567,10 @@ std::map<std::uint64_t, std::uint32_t> segments_per_flow(int listener, std::size
 // about a write's time: a flow with no successor leaves in one `send`, the
 // first of a close pair sends 4 KiB and the rest after its successor starts.
 TEST(Loopback, OnlyAFlowWithASuccessorDueSoonStartsWithASmallWrite) {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  const Fd listener = listen_tcp(resolve_address("127.0.0.1:0", 0, "test"), false);
   sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t alen = sizeof a;
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(listen(listener, 16), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&a), &alen), 0);
+  ASSERT_EQ(getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &alen), 0);
   ClientOptions o;
   o.pool_init = 0;  // a connection per flow due, opened ahead
   client_detail::Shared shared(o);
@@ -591,9 +588,8 @@ TEST(Loopback, OnlyAFlowWithASuccessorDueSoonStartsWithASmallWrite) {
   }
   worker.handed(shared.start_mono_ns + due_us[0] * 1'000);
   shared.feeding_done.store(true);
-  const auto segments = segments_per_flow(listener, due_us.size());
+  const auto segments = segments_per_flow(listener.get(), due_us.size());
   worker.join();
-  ::close(listener);
   ASSERT_EQ(shared.finished.flows.size(), due_us.size());
   for (const auto& f : shared.finished.flows) EXPECT_EQ(f.status, FlowStatus::ok) << "flow " << f.plan.id;
   ASSERT_EQ(segments.size(), due_us.size());
